@@ -1,0 +1,36 @@
+# `make run` and `make test` create .venv on first use. torch is pinned and installed first:
+# an unpinned torch pulls a multi-GB CUDA build.
+VENV ?= .venv
+PY := $(VENV)/bin/python
+export HF_HUB_OFFLINE := 1
+export TRANSFORMERS_OFFLINE := 1
+export ANONYMIZED_TELEMETRY := False
+export TOKENIZERS_PARALLELISM := false
+# LoCoMo is read from the data path, never copied into the repo.
+export OPENCLAW_LAB_DATA ?= $(abspath ../shared/datasets)
+export OPENCLAW_LAB_CACHE ?= $(abspath .cache)
+
+.PHONY: run test lab bench check clean
+
+$(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
+	python3 -m venv $(VENV)
+	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q torch==2.13.0
+	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
+	$(PY) -m pip install -q --no-deps -e .
+	touch $@
+
+run: $(VENV)/.installed
+	$(VENV)/bin/openclaw-lab run experiments/default.toml
+
+test: $(VENV)/.installed
+	$(PY) -m pytest -q
+
+lab: $(VENV)/.installed
+	$(VENV)/bin/jupyter lab notebooks/
+
+bench: $(VENV)/.installed
+	for script in benchmarks/bench_*.py; do $(PY) $$script || exit 1; done
+
+clean:
+	rm -rf $(VENV) .cache

@@ -1,0 +1,126 @@
+"""openclaw-lab run | sweep | compare | report | check | download."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+__all__ = ["main"]
+
+
+def _run(args: argparse.Namespace) -> int:
+    from openclaw_lab.harness.config import ExperimentConfig
+    from openclaw_lab.harness.experiment import run_experiment
+    from openclaw_lab.harness.report import metrics_table, write_report
+
+    config = ExperimentConfig.from_toml(args.file)
+    for assignment in args.set or []:
+        key, _, value = assignment.partition("=")
+        config = config.with_value(key, _parse_value(value))
+    result = run_experiment(config, results_dir=args.results)
+    print(metrics_table(result.path).to_string())
+    memory = {k: round(v, 4) for k, v in result.memory.items() if isinstance(v, float)}
+    print("memory:", memory)
+    print(f"results, plots and report: {write_report(result.path).parent}")
+    return 0
+
+
+def _sweep(args: argparse.Namespace) -> int:
+    from openclaw_lab.harness.config import ExperimentConfig
+    from openclaw_lab.harness.sweep import run_sweep
+
+    result = run_sweep(ExperimentConfig.from_toml(args.file), results_dir=args.results)
+    print(result.summary.round(4).to_string(index=False))
+    print(f"summary and Pareto plot: {result.path}")
+    return 0
+
+
+def _compare(args: argparse.Namespace) -> int:
+    from openclaw_lab.harness.compare import compare_dirs
+
+    print(compare_dirs(args.dirs, level=args.level, stat_test=args.test).round(4).to_string())
+    return 0
+
+
+def _report(args: argparse.Namespace) -> int:
+    from openclaw_lab.harness.report import write_report
+
+    print(write_report(args.dir).read_text())
+    return 0
+
+
+def _check(args: argparse.Namespace) -> int:
+    from openclaw_lab.harness.check import check_run, write_baseline
+
+    if args.update:
+        write_baseline(args.result, args.baseline)
+        print(f"baseline written: {args.baseline}")
+        return 0
+    failures = check_run(args.result, args.baseline, args.tolerance)
+    for failure in failures:
+        print(f"REGRESSION {failure}")
+    print("check passed" if not failures else f"check failed: {len(failures)} metric(s) regressed")
+    return 1 if failures else 0
+
+
+def _download(args: argparse.Namespace) -> int:
+    from openclaw_lab.datasets import download
+
+    print(f"saved: {download(args.name, args.dest)}")
+    return 0
+
+
+def _parse_value(text: str):
+    import tomllib
+
+    try:
+        return tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        return text
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="openclaw-lab", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+    run = commands.add_parser("run", help="run one experiment (a TOML file)")
+    run.add_argument("file", type=Path)
+    run.add_argument("--results", type=Path, default=Path("results"))
+    run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a setting, e.g. dataset.limit=2")
+    run.set_defaults(handler=_run)
+    sweep = commands.add_parser("sweep", help="run an experiment's [sweep] grid")
+    sweep.add_argument("file", type=Path)
+    sweep.add_argument("--results", type=Path, default=Path("results"))
+    sweep.set_defaults(handler=_sweep)
+    compare = commands.add_parser("compare", help="compare run folders with significance tests")
+    compare.add_argument("dirs", nargs="+", type=Path)
+    compare.add_argument("--level", default="session", choices=["turn", "session"])
+    compare.add_argument("--test", default="student", choices=["student", "fisher", "tukey"])
+    compare.set_defaults(handler=_compare)
+    report = commands.add_parser("report", help="write report.md for a run folder")
+    report.add_argument("dir", type=Path)
+    report.set_defaults(handler=_report)
+    check = commands.add_parser("check", help="fail when gated metrics fall below a baseline")
+    check.add_argument("result", type=Path)
+    check.add_argument("--baseline", type=Path, required=True)
+    check.add_argument("--tolerance", type=float, default=0.01)
+    check.add_argument("--update", action="store_true", help="write the baseline from this run instead")
+    check.set_defaults(handler=_check)
+    fetch = commands.add_parser("download", help="fetch a dataset from its public address (needs internet)")
+    fetch.add_argument("name", help="a dataset with a card, e.g. locomo")
+    fetch.add_argument("--dest", type=Path, default=None, help="folder (default: the first data path entry)")
+    fetch.set_defaults(handler=_download)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.handler(args)
+    except (ValueError, OSError) as error:
+        print(f"openclaw-lab {args.command}: {error}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

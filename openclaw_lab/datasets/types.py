@@ -1,0 +1,96 @@
+"""The shapes every dataset loader returns: conversations of sessions of turns, and questions.
+
+Turn ids are the dataset's own (LoCoMo ``D3:12``; LongMemEval ``<session id>:<turn index>``), so that a
+retrieved memory maps back to evidence through its ``source_ids``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+__all__ = ["Turn", "Session", "Conversation", "Question", "LoadReport", "Benchmark"]
+
+
+@dataclass(frozen=True)
+class Turn:
+    id: str
+    speaker: str
+    text: str
+    caption: str = ""  # an image caption where the dataset has one (LoCoMo's blip_caption)
+    has_answer: bool = False  # LongMemEval's turn-level evidence flag
+
+
+@dataclass(frozen=True)
+class Session:
+    id: str
+    started_at: datetime
+    turns: tuple[Turn, ...]
+
+
+@dataclass(frozen=True)
+class Conversation:
+    """One user's history: sessions in chronological order."""
+
+    id: str
+    sessions: tuple[Session, ...]
+    speakers: tuple[str, ...] = ()
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Question:
+    """A question about one conversation, asked at ``asked_at``, with its evidence ids."""
+
+    id: str
+    conversation_id: str
+    text: str
+    answer: str
+    category: str
+    asked_at: datetime
+    evidence_turn_ids: tuple[str, ...] = ()
+    evidence_session_ids: tuple[str, ...] = ()
+    abstention: bool = False
+
+
+@dataclass
+class LoadReport:
+    """What the loader normalised or could not resolve; nothing is dropped silently."""
+
+    normalised: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)  # (question id, raw, ids)
+    unresolved: list[tuple[str, str]] = field(default_factory=list)  # (question id, raw evidence id)
+    notes: list[str] = field(default_factory=list)
+
+    def summary(self) -> str:
+        return (
+            f"{len(self.normalised)} evidence ids normalised, {len(self.unresolved)} unresolved"
+            + "".join(f"; {note}" for note in self.notes)
+        )
+
+
+@dataclass
+class Benchmark:
+    """A loaded dataset: conversations, questions, its file's sha256 and the load report."""
+
+    name: str
+    conversations: list[Conversation]
+    questions: list[Question]
+    sha256: str = ""
+    source: str = ""
+    report: LoadReport = field(default_factory=LoadReport)
+
+    def conversation(self, conversation_id: str) -> Conversation:
+        for conversation in self.conversations:
+            if conversation.id == conversation_id:
+                return conversation
+        raise ValueError(f"conversation_id: {conversation_id!r} is not in {self.name}")
+
+    def subset(self, conversation_ids: list[str] | None = None, limit: int | None = None) -> Benchmark:
+        """The same benchmark restricted to some conversations (by id, or the first ``limit``)."""
+        keep = [c for c in self.conversations if conversation_ids is None or c.id in conversation_ids][:limit]
+        ids = {c.id for c in keep}
+        if conversation_ids is not None and (unknown := set(conversation_ids) - ids):
+            raise ValueError(f"conversation_ids: {sorted(unknown)} are not in {self.name}")
+        questions = [q for q in self.questions if q.conversation_id in ids]
+        return Benchmark(self.name, keep, questions, self.sha256, self.source, self.report)

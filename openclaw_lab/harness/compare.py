@@ -1,0 +1,63 @@
+"""Compare systems on the same questions with ranx.compare: scores, paired tests, p-values.
+
+The first run is the baseline; each other system gets a p-value against it per metric.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+
+import pandas as pd
+from ranx import Qrels, Run, compare
+
+from openclaw_lab.harness.metrics import complete_run
+from openclaw_lab.harness.results import read_run
+from openclaw_lab.retrieval.protocol import RunDict
+
+__all__ = ["compare_runs", "compare_dirs"]
+
+DEFAULT_METRICS = ("recall@10", "hit_rate@5", "ndcg@10", "mrr")
+
+
+def compare_runs(
+    qrels: Mapping[str, Mapping[str, int]],
+    runs: Mapping[str, RunDict],
+    metrics: Sequence[str] = DEFAULT_METRICS,
+    stat_test: str = "student",
+    max_p: float = 0.05,
+) -> pd.DataFrame:
+    """A table: one row per system (baseline first), metric means and p-values against the baseline."""
+    if len(runs) < 2:
+        raise ValueError(f"runs: need at least two systems to compare, got {list(runs)}")
+    ranx_runs = [Run(complete_run(run, qrels), name=name) for name, run in runs.items()]
+    report = compare(Qrels(dict(qrels)), ranx_runs, list(metrics), stat_test=stat_test, max_p=max_p, rounding_digits=4)
+    data = report.to_dict()
+    baseline = data["model_names"][0]
+    rows = []
+    for name in data["model_names"]:
+        row = {"system": name, **data[name]["scores"]}
+        for metric in metrics:
+            row[f"p({metric})"] = None if name == baseline else data[name]["comparisons"][baseline][metric]
+        rows.append(row)
+    return pd.DataFrame(rows).set_index("system")
+
+
+def compare_dirs(
+    run_dirs: Sequence[str | Path], level: str = "session", metrics: Sequence[str] = DEFAULT_METRICS,
+    stat_test: str = "student",
+) -> pd.DataFrame:
+    """Compare every system of the given run folders, which must share their qrels."""
+    runs: dict[str, RunDict] = {}
+    qrels = None
+    for run_dir in run_dirs:
+        data = read_run(run_dir)
+        if qrels is not None and data["qrels"][level] != qrels:
+            raise ValueError(f"run_dirs: {run_dir} was evaluated on other questions than {run_dirs[0]}")
+        qrels = data["qrels"][level]
+        for key, run in data["runs"].items():
+            system, run_level = key.rsplit(".", 1)
+            if run_level == level:
+                name = system if len(run_dirs) == 1 else f"{Path(run_dir).name}:{system}"
+                runs[name] = run
+    return compare_runs(qrels or {}, runs, metrics, stat_test)

@@ -1,0 +1,188 @@
+"""run_experiment: load a dataset, replay it through a memory stack, evaluate every system.
+
+>>> from openclaw_lab.harness.config import ExperimentConfig
+>>> config = ExperimentConfig.from_dict({"name": "doc", "dataset": {"name": "synthetic", "params": {"n_turns": 200}}})
+>>> result = run_experiment(config, results_dir=None)  # doctest: +SKIP
+>>> result.table().loc["dense", "session.recall@10"]  # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import json
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from tqdm.auto import tqdm
+
+from openclaw_lab import registry
+from openclaw_lab.clock import SimulatedClock
+from openclaw_lab.datasets.types import Benchmark
+from openclaw_lab.embedding import Embedder
+from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
+from openclaw_lab.harness.crossfit import crossfit_run
+from openclaw_lab.harness.metrics import by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, to_level
+from openclaw_lab.harness.replay import ConversationReplay, replay_conversation
+from openclaw_lab.retrieval.protocol import RunDict, search_batch
+
+__all__ = ["ExperimentResult", "run_experiment", "load_benchmark", "replay_benchmark", "evaluate_systems", "CROSSFIT"]
+
+# A harness-level strategy: the learned reranker, fitted fold by fold on other conversations.
+CROSSFIT = "learned-crossfit"
+
+
+@dataclass
+class ExperimentResult:
+    """Metrics and runs of one experiment; ``path`` is its results folder (None when not written)."""
+
+    config: ExperimentConfig
+    metrics: dict[str, dict[str, float]]  # system -> "level.metric" -> mean
+    memory: dict[str, Any]  # retention, footprint and promotion figures
+    per_question: dict[str, pd.DataFrame]  # "system.level" -> per-question scores
+    per_category: dict[str, pd.DataFrame]  # "system.level" -> category means
+    runs: dict[str, RunDict]  # "system.level" -> run
+    qrels: dict[str, dict[str, dict[str, int]]]  # level -> qrels
+    footprint: pd.DataFrame
+    models: dict[str, Any] = field(default_factory=dict)  # cross-fitted models: folds and provenance
+    environment: dict[str, Any] = field(default_factory=dict)
+    path: Path | None = None
+
+    def table(self, metrics: Sequence[str] | None = None) -> pd.DataFrame:
+        """Systems as rows, ``level.metric`` as columns (higher is better)."""
+        frame = pd.DataFrame(self.metrics).T
+        return frame[list(metrics)] if metrics else frame
+
+
+def load_benchmark(settings: DatasetConfig) -> Benchmark:
+    """The configured dataset, or its fallback when it is not on the data path."""
+    try:
+        benchmark = registry.datasets.create(settings.name, **settings.params)
+    except FileNotFoundError as missing:
+        if not settings.fallback:
+            raise
+        warnings.warn(f"{missing}; using the {settings.fallback!r} dataset instead", stacklevel=2)
+        benchmark = registry.datasets.create(settings.fallback)
+    if settings.conversations is not None or settings.limit is not None:
+        conversations = list(settings.conversations) if settings.conversations is not None else None
+        benchmark = benchmark.subset(conversations, settings.limit)
+    return benchmark
+
+
+def replay_benchmark(
+    benchmark: Benchmark, config: ExperimentConfig, embedder: Embedder, workdir: Path, progress: bool = True
+) -> list[ConversationReplay]:
+    questions = _questions_by_conversation(benchmark)
+    return [
+        replay_conversation(c, questions.get(c.id, []), config, embedder, workdir)
+        for c in tqdm(benchmark.conversations, desc=f"replay {config.name}", disable=not progress, leave=False)
+    ]
+
+
+def _questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
+    out: dict[str, list] = {}
+    for question in benchmark.questions:
+        out.setdefault(question.conversation_id, []).append(question)
+    return out
+
+
+def _system_run(system: SystemConfig, replay: ConversationReplay, questions: list, embedder: Embedder, k: int) -> RunDict:
+    """One system's run over one conversation's questions, on the items held at question time."""
+    if not questions:
+        return {}
+    clock = SimulatedClock(max(q.asked_at for q in questions))
+    retriever = registry.retrievers.create(system.strategy, embedder=embedder, clock=clock, **system.params)
+    seen = getattr(getattr(retriever, "reranker", None), "trained_on", frozenset())
+    if replay.conversation_id in seen:
+        raise ValueError(
+            f"systems.{system.name}: its model was fitted on {replay.conversation_id!r}; evaluate it on other "
+            f"conversations, or use strategy {CROSSFIT!r}"
+        )
+    retriever.index(replay.items)
+    return search_batch(retriever, {q.id: q.text for q in questions}, k)
+
+
+def evaluate_systems(
+    benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, embedder: Embedder,
+    progress: bool = True,
+) -> dict[str, Any]:
+    """Runs, per-question scores and category tables of every configured system."""
+    questions = _questions_by_conversation(benchmark)
+    categories = {q.id: q.category for q in benchmark.questions}
+    qrels = {level: qrels_for(benchmark.questions, level) for level in config.metrics.levels}
+    depth = max(config.metrics.k)
+    runs, per_question, per_category, metrics = {}, {}, {}, {}
+    items = {item.id: item for replay in replays for item in replay.items}
+    fitted_models = {}
+    for system in tqdm(config.systems, desc="systems", disable=not progress, leave=False):
+        if system.strategy == CROSSFIT:
+            item_run, fitted_models[system.name] = crossfit_run(replays, questions, embedder, depth, **system.params)
+        else:
+            item_run = {}
+            for replay in replays:
+                item_run |= _system_run(system, replay, questions.get(replay.conversation_id, []), embedder, depth)
+        metrics[system.name] = {}
+        for level in config.metrics.levels:
+            key = f"{system.name}.{level}"
+            runs[key] = to_level(item_run, items, level)
+            per_question[key] = evaluate_run(qrels[level], runs[key], config.metrics.k)
+            per_category[key] = by_category(per_question[key], categories)
+            metrics[system.name] |= {f"{level}.{m}": float(v) for m, v in per_question[key].mean().items()}
+    return {"runs": runs, "per_question": per_question, "per_category": per_category, "metrics": metrics,
+            "qrels": qrels, "models": fitted_models}
+
+
+def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay]) -> dict[str, Any]:
+    questions = _questions_by_conversation(benchmark)
+    totals: dict[str, int] = {}
+    for replay in replays:
+        counts = memory_counts(questions.get(replay.conversation_id, []), replay.items, replay.promoted_turn_ids)
+        for key, value in counts.items():
+            totals[key] = totals.get(key, 0) + value
+    kept = sum(len(r.items) for r in replays)
+    seen = sum(r.units_seen for r in replays)
+    return {**memory_ratios(totals, kept, seen), "items_kept": kept, "units_seen": seen, "counts": totals}
+
+
+def run_experiment(
+    config: ExperimentConfig,
+    *,
+    results_dir: str | Path | None = "results",
+    embedder: Embedder | None = None,
+    benchmark: Benchmark | None = None,
+    progress: bool = True,
+) -> ExperimentResult:
+    """Replay the dataset, evaluate every system, and write the run folder under ``results_dir``."""
+    from openclaw_lab.harness.environment import environment
+    from openclaw_lab.harness.results import new_run_dir, write_result
+
+    embedder = embedder or Embedder()
+    benchmark = benchmark or load_benchmark(config.dataset)
+    run_dir = new_run_dir(results_dir, config) if results_dir is not None else None
+    workdir = (run_dir / "memory") if run_dir is not None else Path(_tempdir())
+    replays = replay_benchmark(benchmark, config, embedder, workdir, progress)
+    evaluation = evaluate_systems(benchmark, replays, config, embedder, progress)
+    footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
+    dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
+               "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
+               "load_report": benchmark.report.summary()}  # fmt: skip
+    result = ExperimentResult(
+        config=config, memory=memory_figures(benchmark, replays), footprint=footprint,
+        environment=environment(dataset, embedder.model_id), path=run_dir, **evaluation,
+    )  # fmt: skip
+    result.consolidations = {r.conversation_id: r.consolidations for r in replays}  # type: ignore[attr-defined]
+    if run_dir is not None:
+        write_result(result, run_dir)
+    return result
+
+
+def _tempdir() -> str:
+    import tempfile
+
+    return tempfile.mkdtemp(prefix="openclaw-run-")
+
+
+def load_metrics(run_dir: str | Path) -> dict[str, Any]:
+    return json.loads((Path(run_dir) / "metrics.json").read_text())

@@ -1,0 +1,120 @@
+"""Retrieval and consolidation metrics on ranx: turn- and session-level qrels and runs.
+
+Metric names are ranx's (``recall@10``, ``hit_rate@5``, ``ndcg@10``, ``mrr``) plus ``recall_all@k``
+(every evidence item in the top k), which ranx lacks. Dataset-specific names are aliases in
+``ALIASES``. Every question id appears in every run: a question with no hit gets the placeholder
+``NO_HIT`` (never relevant), because ranx refuses a run in which no query has a hit.
+
+>>> qrels = {"q1": {"D1:1": 1}}
+>>> scores = evaluate_run(qrels, {"q1": {"D1:1": 0.9, "D1:2": 0.5}}, ks=(1,))
+>>> scores.loc["q1", "recall@1"], scores.loc["q1", "recall_all@1"]
+(np.float64(1.0), np.float64(1.0))
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+
+import numpy as np
+import pandas as pd
+from ranx import Qrels, Run, evaluate
+
+from openclaw_lab.datasets.types import Question
+from openclaw_lab.model import MemoryItem
+from openclaw_lab.retrieval.protocol import RunDict
+
+__all__ = [
+    "ALIASES", "NO_HIT", "metric_names", "qrels_for", "to_level", "complete_run", "evaluate_run",
+    "by_category", "memory_counts", "memory_ratios",
+]  # fmt: skip
+
+NO_HIT = "__no_hit__"
+# LongMemEval's names for the same measures.
+ALIASES = {"recall_any@{k}": "hit_rate@{k}", "ndcg_any@{k}": "ndcg@{k}"}
+RANX_FAMILIES = ("recall", "hit_rate", "ndcg")
+
+
+def metric_names(ks: Sequence[int]) -> list[str]:
+    return [f"{family}@{k}" for family in (*RANX_FAMILIES, "recall_all") for k in ks] + ["mrr"]
+
+
+def qrels_for(questions: Iterable[Question], level: str) -> dict[str, dict[str, int]]:
+    """Relevant turn or session ids per question; questions without evidence are left out."""
+    attribute = "evidence_turn_ids" if level == "turn" else "evidence_session_ids"
+    qrels = {q.id: {doc: 1 for doc in getattr(q, attribute)} for q in questions}
+    return {qid: docs for qid, docs in qrels.items() if docs}
+
+
+def to_level(run: RunDict, items: Mapping[str, MemoryItem], level: str) -> RunDict:
+    """Map item ids to their turn ids (or session id), keeping each doc's best score (higher is better)."""
+    out: RunDict = {}
+    for qid, hits in run.items():
+        docs: dict[str, float] = {}
+        for item_id, score in hits.items():
+            item = items[item_id]
+            for doc in item.source_ids if level == "turn" else (item.session_id,):
+                docs[doc] = max(score, docs.get(doc, -np.inf))
+        out[qid] = docs
+    return out
+
+
+def complete_run(run: RunDict, qids: Iterable[str]) -> RunDict:
+    """Exactly the qrels' question ids, each with at least one (placeholder) entry."""
+    return {qid: (run.get(qid) or {NO_HIT: 0.0}) for qid in qids}
+
+
+def _recall_all(qrels: Mapping[str, Mapping[str, int]], run: RunDict, k: int) -> dict[str, float]:
+    out = {}
+    for qid, relevant in qrels.items():
+        top = sorted(run[qid].items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        out[qid] = float(set(relevant) <= {doc for doc, _ in top})
+    return out
+
+
+def evaluate_run(qrels: Mapping[str, Mapping[str, int]], run: RunDict, ks: Sequence[int]) -> pd.DataFrame:
+    """Per-question scores (rows: question ids; columns: metric names)."""
+    if not qrels:
+        raise ValueError("qrels: no question has evidence; nothing to evaluate")
+    run = complete_run(run, qrels)
+    ranx_run = Run(run)
+    names = [f"{family}@{k}" for family in RANX_FAMILIES for k in ks] + ["mrr"]
+    evaluate(Qrels(qrels), ranx_run, names, save_results_in_run=True)
+    table = pd.DataFrame({name: pd.Series(ranx_run.scores[name]) for name in names})
+    for k in ks:
+        table[f"recall_all@{k}"] = pd.Series(_recall_all(qrels, run, k))
+    return table.loc[list(qrels)].astype(float)
+
+
+def by_category(scores: pd.DataFrame, categories: Mapping[str, str]) -> pd.DataFrame:
+    """Mean of each metric per question category, with an ``all`` row and question counts."""
+    frame = scores.assign(category=[categories[qid] for qid in scores.index])
+    table = frame.groupby("category").mean(numeric_only=True)
+    table.loc["all"] = scores.mean(numeric_only=True)
+    table["questions"] = frame.groupby("category").size().reindex(table.index).fillna(len(scores)).astype(int)
+    return table
+
+
+def memory_counts(questions: Iterable[Question], items: Iterable[MemoryItem], promoted: set[str]) -> dict[str, int]:
+    """Counts for one conversation: evidence turns, those held per tier at question time, promoted.
+
+    Turn ids are unique only within a conversation, so counts are summed across conversations
+    and turned into ratios by ``memory_ratios``.
+    """
+    evidence = {t for q in questions for t in q.evidence_turn_ids}
+    held: dict[str, set[str]] = {"episodic": set(), "semantic": set()}
+    for item in items:
+        held.setdefault(item.tier.value, set()).update(item.source_ids)
+    counts = {"evidence": len(evidence), "promoted": len(promoted), "promoted_evidence": len(evidence & promoted)}
+    counts |= {f"held_{tier}": len(evidence & turns) for tier, turns in held.items()}
+    counts["held_any"] = len(evidence & set().union(*held.values()))
+    return counts
+
+
+def memory_ratios(counts: Mapping[str, int], items_kept: int, units_seen: int) -> dict[str, float]:
+    """Evidence retention per tier, footprint, and promotion precision/recall against evidence."""
+    evidence = counts["evidence"] or 1
+    ratios = {f"retention.{key[5:]}": counts[key] / evidence for key in counts if key.startswith("held_")}
+    ratios["footprint"] = items_kept / units_seen if units_seen else 0.0
+    ratios["promotion.precision"] = counts["promoted_evidence"] / counts["promoted"] if counts["promoted"] else 0.0
+    ratios["promotion.recall"] = counts["promoted_evidence"] / evidence
+    return ratios

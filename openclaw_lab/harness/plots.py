@@ -1,0 +1,82 @@
+"""Plots of a run, saved as PNG beside its metrics (matplotlib, no display needed)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+import pandas as pd  # noqa: E402
+
+__all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot"]
+
+
+def recall_curves(metrics: dict[str, dict[str, float]], level: str, family: str = "recall", ax=None):
+    """``family@k`` against k for each system."""
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    for system, values in metrics.items():
+        points = sorted((int(k.split("@")[1]), v) for k, v in values.items() if k.startswith(f"{level}.{family}@"))
+        ax.plot([p[0] for p in points], [p[1] for p in points], marker="o", label=system)
+    ax.set(xscale="log", xlabel="k", ylabel=f"{family}@k", title=f"{level}-level {family}@k", ylim=(0, 1))
+    ax.legend()
+    return ax
+
+
+def category_bars(per_category: dict[str, pd.DataFrame], level: str, metric: str = "recall@10", ax=None):
+    """``metric`` per question category, one bar group per category, one bar per system."""
+    ax = ax or plt.subplots(figsize=(7, 4))[1]
+    frame = pd.DataFrame({key.rsplit(".", 1)[0]: table[metric] for key, table in per_category.items()
+                          if key.endswith(f".{level}")})  # fmt: skip
+    frame.plot.bar(ax=ax, rot=0)
+    ax.set(ylabel=metric, title=f"{level}-level {metric} by category", ylim=(0, 1))
+    return ax
+
+
+def footprint_plot(footprint: pd.DataFrame, ax=None):
+    """Items per tier after each session, summed over conversations, in session order."""
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    frame = footprint.assign(step=footprint.groupby("conversation").cumcount())
+    frame.groupby("step")[["episodic", "semantic"]].sum().plot(ax=ax)
+    ax.set(xlabel="session (replay order)", ylabel="items held", title="memory footprint per tier")
+    return ax
+
+
+def pareto_plot(points: pd.DataFrame, x: str, y: str, label: str | None = None, ax=None):
+    """Recall against footprint for sweep points, with the Pareto front drawn as a line."""
+    from openclaw_lab.harness.sweep import pareto_front
+
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    ax.scatter(points[x], points[y], alpha=0.7)
+    front = pareto_front(points, x, y)
+    ax.plot(front[x], front[y], color="C3", marker="o", label="Pareto front")
+    if label:
+        for _, row in points.iterrows():
+            ax.annotate(str(row[label]), (row[x], row[y]), fontsize=7, alpha=0.7)
+    ax.set(xlabel=x, ylabel=y, title=f"{y} against {x}")
+    ax.legend()
+    return ax
+
+
+def plot_result(result: Any, run_dir: Path) -> list[Path]:
+    saved = []
+    for level in result.config.metrics.levels:
+        for name, draw in ((f"recall_at_k.{level}.png", lambda: recall_curves(result.metrics, level)),
+                           (f"by_category.{level}.png", lambda: category_bars(result.per_category, level, _metric(result)))):  # fmt: skip
+            ax = draw()
+            ax.figure.tight_layout()
+            ax.figure.savefig(run_dir / name, dpi=110)
+            plt.close(ax.figure)
+            saved.append(run_dir / name)
+    ax = footprint_plot(result.footprint)
+    ax.figure.tight_layout()
+    ax.figure.savefig(run_dir / "footprint.png", dpi=110)
+    plt.close(ax.figure)
+    return [*saved, run_dir / "footprint.png"]
+
+
+def _metric(result: Any) -> str:
+    k = 10 if 10 in result.config.metrics.k else max(result.config.metrics.k)
+    return f"recall@{k}"

@@ -1,0 +1,48 @@
+"""A markdown report of a run folder: the metrics table, memory figures and the plots."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+
+from openclaw_lab.harness.results import read_run
+
+__all__ = ["metrics_table", "write_report"]
+
+HEADLINE = ("session.recall@10", "session.hit_rate@5", "turn.recall@10", "turn.ndcg@10", "turn.mrr")
+
+
+def metrics_table(run_dir: str | Path, columns: tuple[str, ...] = HEADLINE) -> pd.DataFrame:
+    """Systems as rows, the headline metrics as columns (higher is better)."""
+    systems = read_run(run_dir)["metrics"]["systems"]
+    frame = pd.DataFrame(systems).T
+    return frame[[c for c in columns if c in frame.columns]].round(4)
+
+
+def write_report(run_dir: str | Path) -> Path:
+    """Write ``report.md`` in the run folder and return its path."""
+    root = Path(run_dir)
+    data = read_run(root)
+    memory = {k: v for k, v in data["metrics"]["memory"].items() if isinstance(v, (int, float))}
+    dataset = data["environment"]["dataset"]
+    lines = [
+        f"# {data['config']['name']}",
+        "",
+        f"Dataset **{dataset['name']}** ({dataset['conversations']} conversations, {dataset['questions']} questions, "
+        f"sha256 `{dataset['sha256']}`); commit `{data['environment']['git_commit']}`.",
+        "",
+        "## Retrieval",
+        "",
+        metrics_table(root).to_markdown(),
+        "",
+        "## Memory",
+        "",
+        pd.Series(memory).round(4).to_frame("value").to_markdown(),
+        "",
+        *[f"![{p.stem}]({p.name})" for p in sorted(root.glob("*.png"))],
+        "",
+    ]
+    path = root / "report.md"
+    path.write_text("\n".join(lines))
+    return path

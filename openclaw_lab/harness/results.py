@@ -1,0 +1,76 @@
+"""Run folders: ``results/<experiment>/<run-id>/`` with config, environment, runs, metrics, tables, plots.
+
+Nothing is overwritten: a run id is the UTC start time plus the config's fingerprint, and a
+clash gets a numeric suffix.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from openclaw_lab.clock import SystemClock
+from openclaw_lab.harness.config import ExperimentConfig
+
+__all__ = ["new_run_dir", "write_result", "read_run"]
+
+
+def new_run_dir(results_dir: str | Path, config: ExperimentConfig, suffix: str = "") -> Path:
+    base = Path(results_dir) / config.name
+    stem = f"{SystemClock().now():%Y%m%dT%H%M%SZ}-{config.fingerprint()}{suffix}"
+    candidate, n = base / stem, 1
+    while candidate.exists():
+        n += 1
+        candidate = base / f"{stem}-{n}"
+    candidate.mkdir(parents=True)
+    return candidate
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def write_result(result: Any, run_dir: Path) -> None:
+    """Write every file of a run; plots last, so a plotting failure leaves the data in place."""
+    from openclaw_lab.harness.plots import plot_result
+
+    _write_json(run_dir / "config.json", result.config.to_dict())
+    _write_json(run_dir / "environment.json", result.environment)
+    _write_json(run_dir / "metrics.json", {"systems": result.metrics, "memory": result.memory})
+    runs = run_dir / "runs"
+    runs.mkdir(exist_ok=True)
+    for key, run in result.runs.items():
+        _write_json(runs / f"{key}.json", run)
+    for level, qrels in result.qrels.items():
+        _write_json(runs / f"qrels.{level}.json", qrels)
+    rows = []
+    for key, table in result.per_category.items():
+        system, level = key.rsplit(".", 1)
+        rows.append(table.assign(system=system, level=level).reset_index())
+    if rows:
+        import pandas as pd
+
+        pd.concat(rows).to_csv(run_dir / "per_category.csv", index=False)
+    result.footprint.to_csv(run_dir / "footprint.csv", index=False)
+    _write_json(run_dir / "consolidation_log.json", getattr(result, "consolidations", {}))
+    if result.models:
+        _write_json(run_dir / "models.json", result.models)
+    plot_result(result, run_dir)
+
+
+def read_run(run_dir: str | Path) -> dict[str, Any]:
+    """A run folder's metrics, config, runs and qrels, as plain data."""
+    root = Path(run_dir)
+    if not (root / "metrics.json").exists():
+        raise ValueError(f"run_dir: {root} has no metrics.json; is it a run folder?")
+    runs = {p.stem: json.loads(p.read_text()) for p in sorted((root / "runs").glob("*.json")) if not p.stem.startswith("qrels.")}
+    qrels = {p.stem.split(".", 1)[1]: json.loads(p.read_text()) for p in (root / "runs").glob("qrels.*.json")}
+    return {
+        "path": root,
+        "metrics": json.loads((root / "metrics.json").read_text()),
+        "config": json.loads((root / "config.json").read_text()),
+        "environment": json.loads((root / "environment.json").read_text()),
+        "runs": runs,
+        "qrels": qrels,
+    }

@@ -1,0 +1,209 @@
+"""MemoryManager: composes the working, episodic and semantic tiers it is given.
+
+``MemoryManager.open(path)`` builds the embedded default: working memory in process, an episodic
+SQLite file and a semantic chromadb directory. No server to start.
+
+>>> import tempfile
+>>> memory = MemoryManager.open(tempfile.mkdtemp(), store="exact")
+>>> _ = memory.add("My sister Ana lives in Porto", session_id="s1")
+>>> memory.search("where does Ana live?")[0].item.content
+'My sister Ana lives in Porto'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openclaw_lab import registry
+from openclaw_lab.clock import Clock, SystemClock
+from openclaw_lab.embedding import Embedder
+from openclaw_lab.model import Hit, Importance, MemoryFilter, MemoryItem, MemoryQuery, MemoryTier, sorted_hits
+from openclaw_lab.tiers.episodic import EpisodicMemory
+from openclaw_lab.consolidation.consolidate import promote
+from openclaw_lab.tiers.semantic import SemanticMemory
+from openclaw_lab.tiers.working import WorkingMemory
+
+__all__ = ["MemoryManager"]
+
+
+class MemoryManager:
+    """Add, search, get, update and delete memories across tiers, with access tracking on the clock."""
+
+    def __init__(
+        self,
+        *,
+        embedder: Embedder,
+        episodic: EpisodicMemory,
+        semantic: SemanticMemory,
+        clock: Clock | None = None,
+        user_id: str = "default",
+        working_max_size: int = 100,
+        working_max_tokens: int = 2000,
+        working_ttl: timedelta = timedelta(hours=1),
+    ) -> None:
+        self.embedder, self.episodic, self.semantic = embedder, episodic, semantic
+        self.clock = clock or SystemClock()
+        self.user_id = user_id
+        self._working_params = dict(max_size=working_max_size, max_tokens=working_max_tokens, ttl=working_ttl)
+        self._working: dict[str, WorkingMemory] = {}
+
+    @classmethod
+    def open(
+        cls,
+        path: str | Path,
+        *,
+        store: str = "chroma",
+        clock: Clock | None = None,
+        embedder: Embedder | None = None,
+        store_params: Mapping[str, Any] | None = None,
+        **params: Any,
+    ) -> MemoryManager:
+        """The embedded default stack in ``path``: episodic.sqlite and a ``semantic/`` store folder."""
+        root = Path(path)
+        root.mkdir(parents=True, exist_ok=True)
+        embedder = embedder or Embedder()
+        semantic_store = registry.stores.create(
+            store, path=root / "semantic", embedding_model=embedder.model_id, **(store_params or {})
+        )
+        episodic = EpisodicMemory(root / "episodic.sqlite")
+        return cls(embedder=embedder, episodic=episodic, semantic=SemanticMemory(semantic_store), clock=clock, **params)
+
+    def working(self, session_id: str) -> WorkingMemory:
+        """This session's working memory (created on first use)."""
+        if session_id not in self._working:
+            self._working[session_id] = WorkingMemory(
+                clock=self.clock, count_tokens=self.embedder.count_tokens, session_id=session_id,
+                **self._working_params,
+            )  # fmt: skip
+        return self._working[session_id]
+
+    def add(self, content: str, **fields: Any) -> MemoryItem:
+        """Embed and store one memory; see ``add_many`` for the fields."""
+        return self.add_many([{"content": content, **fields}])[0]
+
+    def add_many(self, records: Sequence[Mapping[str, Any]]) -> list[MemoryItem]:
+        """Validate every record, embed those without an embedding in one batch, store each in its tier.
+
+        Fields: content, session_id ("default"), tier (episodic), importance (3), tags, source,
+        metadata, source_ids, id, created_at (default: the clock's now), embedding. CRITICAL items are
+        also promoted to semantic memory. Nothing is stored unless every record is valid.
+        """
+        now = self.clock.now()
+        drafts = [
+            MemoryItem.new(now=record.get("created_at", now), **{"session_id": "default", **_without(record, "created_at")})
+            for record in records
+        ]
+        missing = [i for i, item in enumerate(drafts) if item.embedding is None]
+        for i, vector in zip(missing, self.embedder.encode([drafts[i].content for i in missing])):
+            drafts[i] = drafts[i].replace(embedding=vector)
+        for session_id in dict.fromkeys(item.session_id for item in drafts):
+            self.episodic.create_session(session_id, user_id=self.user_id, now=now)
+        by_tier = {tier: [item for item in drafts if item.tier is tier] for tier in MemoryTier}
+        for item in by_tier[MemoryTier.WORKING]:
+            self.working(item.session_id).put(item)
+        self.episodic.upsert(by_tier[MemoryTier.EPISODIC])
+        critical = [i for i in drafts if i.importance is Importance.CRITICAL and i.tier is not MemoryTier.SEMANTIC]
+        self.semantic.upsert(by_tier[MemoryTier.SEMANTIC] + [promote(i, now) for i in critical])
+        return drafts
+
+    def search(self, query: MemoryQuery | str, *, record_access: bool = True) -> list[Hit]:
+        """Hits from every tier the query allows, merged by similarity (higher is better).
+
+        With ``order="recency"`` the best ``limit`` hits are returned newest first. Each hit's
+        access count and last access are updated in its tier, at the clock's now.
+        """
+        query = MemoryQuery(query) if isinstance(query, str) else query
+        vector = self.embedder.encode_one(query.text)
+        hits = self.search_vector(vector, query.limit, query.filter, record_access=record_access)
+        if query.order == "recency":
+            hits.sort(key=lambda hit: hit.item.created_at, reverse=True)
+        return hits
+
+    def search_vector(
+        self, vector: np.ndarray, limit: int, filter: MemoryFilter | None = None, *, record_access: bool = True
+    ) -> list[Hit]:
+        """``search`` for an embedding already at hand (a replay reuses each turn's own vector)."""
+        filter = filter or MemoryFilter()
+        tiers = filter.tiers or frozenset(MemoryTier)
+        hits: list[Hit] = []
+        if MemoryTier.WORKING in tiers:
+            for memory in self._working.values():
+                hits += memory.search(vector, limit, filter)
+        if MemoryTier.EPISODIC in tiers:
+            hits += self.episodic.search(vector, limit, filter)
+        if MemoryTier.SEMANTIC in tiers:
+            hits += self.semantic.search(vector, limit, filter)
+        hits = sorted_hits(hits, limit)
+        return self.record_access(hits) if record_access else hits
+
+    def record_access(self, hits: Sequence[Hit]) -> list[Hit]:
+        """Count one access of each hit's item at the clock's now, persisted in its tier."""
+        now = self.clock.now()
+        updated = [Hit(hit.item.accessed(now), hit.score) for hit in hits]
+        for tier in MemoryTier:
+            if batch := [hit.item for hit in updated if hit.item.tier is tier]:
+                self._store(batch)
+        return updated
+
+    def get(self, item_id: str) -> MemoryItem | None:
+        for memory in self._working.values():
+            if (item := memory.get(item_id)) is not None:
+                return item
+        found = self.episodic.get([item_id]) or self.semantic.get([item_id])
+        return found[0] if found else None
+
+    def update(self, item_id: str, **changes: Any) -> MemoryItem:
+        """Change fields of a stored item (re-embedding new content); the tier cannot change."""
+        item = self.get(item_id)
+        if item is None:
+            raise ValueError(f"id: no memory {item_id!r}")
+        if "tier" in changes and MemoryTier.parse(changes["tier"]) is not item.tier:
+            raise ValueError(f"tier: an item cannot move from {item.tier.value} to {changes['tier']!r} by update")
+        if "id" in changes or "embedding" in changes:
+            raise ValueError("id/embedding: these are managed by the memory; change content instead")
+        updated = item.replace(**changes)
+        if updated.content != item.content:
+            updated = updated.replace(embedding=self.embedder.encode_one(updated.content))
+        self._store([updated])
+        return updated
+
+    def delete(self, item_id: str) -> bool:
+        """Remove the item from whichever tier holds it; False if no tier did."""
+        item = self.get(item_id)
+        if item is None:
+            return False
+        if item.tier is MemoryTier.WORKING:
+            self.working(item.session_id).remove(item_id)
+        else:
+            self._tier(item.tier).delete([item_id])
+        return True
+
+    def footprint(self) -> dict[str, int]:
+        """Items held per tier."""
+        return {
+            MemoryTier.WORKING.value: sum(len(memory) for memory in self._working.values()),
+            MemoryTier.EPISODIC.value: self.episodic.count(),
+            MemoryTier.SEMANTIC.value: self.semantic.count(),
+        }
+
+    def close(self) -> None:
+        self.episodic.close()
+
+    def _tier(self, tier: MemoryTier) -> EpisodicMemory | SemanticMemory:
+        return self.episodic if tier is MemoryTier.EPISODIC else self.semantic
+
+    def _store(self, items: Sequence[MemoryItem]) -> None:
+        """Write items of one tier back to that tier."""
+        if items[0].tier is MemoryTier.WORKING:
+            for item in items:
+                self.working(item.session_id).put(item)
+        else:
+            self._tier(items[0].tier).upsert(items)
+
+def _without(record: Mapping[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != key}

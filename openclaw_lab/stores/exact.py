@@ -1,0 +1,197 @@
+"""Exact cosine search over a numpy matrix: the reference for every store, and the fast default.
+
+>>> import numpy as np
+>>> from datetime import datetime
+>>> from openclaw_lab.model import MemoryItem
+>>> store = ExactStore()
+>>> store.upsert([MemoryItem.new("hi", now=datetime(2023, 1, 1), id="a", embedding=[1.0, 0.0])])
+>>> [(hit.item.id, round(hit.score, 3)) for hit in store.search(np.array([1.0, 0.0]), k=1)]
+[('a', 1.0)]
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import tempfile
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits, to_timestamp
+from openclaw_lab.stores.codec import check_vector, from_record, normalise, to_record
+
+__all__ = ["ExactStore", "top_k_indices", "atomic_write"]
+
+STORE_FILE = "exact_store.npz"
+
+
+def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
+    """Indices of the ``k`` largest scores, best first (argpartition, then a sort of k)."""
+    if k >= scores.shape[0]:
+        return np.argsort(-scores, kind="stable")
+    part = np.argpartition(-scores, k - 1)[:k]
+    return part[np.argsort(-scores[part], kind="stable")]
+
+
+class ExactStore:
+    """Items in memory with a row-normalised matrix; ``path`` (a folder) makes it persistent.
+
+    With a path, every write rewrites the folder atomically (fine for thousands of items; for a
+    large replay keep it in memory and call ``save``).
+    """
+
+    def __init__(self, path: str | Path | None = None, *, embedding_model: str | None = None) -> None:
+        self.path = Path(path) if path is not None else None
+        self.embedding_model = embedding_model
+        self._items: dict[str, MemoryItem] = {}
+        self._row: dict[str, int] = {}
+        self._ids: list[str] = []
+        self._matrix = np.zeros((0, 0), dtype=np.float32)
+        self._importance = np.zeros(0, dtype=np.int8)
+        self._created = np.zeros(0, dtype=np.float64)
+        self._pending: list[tuple[np.ndarray, int, float]] = []
+        if self.path is not None and (self.path / STORE_FILE).exists():
+            self._load()
+
+    @property
+    def dim(self) -> int | None:
+        return self._matrix.shape[1] if self._ids else None  # set on the first insert
+
+    def count(self) -> int:
+        return len(self._ids)
+
+    def upsert(self, items: Sequence[MemoryItem]) -> None:
+        self._insert(list(items))
+        self._autosave()
+
+    def _insert(self, items: list[MemoryItem]) -> None:
+        items = list({item.id: item for item in items}.values())  # the last copy of an id wins
+        if not items:
+            return
+        dim = self.dim or (len(items[0].embedding) if items[0].embedding is not None else None)
+        for item in items:  # validate everything before changing anything
+            if item.embedding is None:
+                raise ValueError(f"embedding: item {item.id!r} has no embedding")
+            check_vector(item.embedding, dim, "embedding")
+        self._flush()
+        if not self._ids:
+            self._matrix = np.zeros((0, dim), dtype=np.float32)
+        for item in items:
+            vector = normalise(item.embedding[None, :])[0]
+            if item.id in self._row:
+                r = self._row[item.id]
+                self._matrix[r], self._importance[r], self._created[r] = vector, item.importance, to_timestamp(item.created_at)
+            else:
+                self._row[item.id] = len(self._ids)
+                self._ids.append(item.id)
+                self._pending.append((vector, int(item.importance), to_timestamp(item.created_at)))
+            self._items[item.id] = item
+
+    def _flush(self) -> None:
+        """Append pending rows in one go, so that adding items one by one stays linear."""
+        if not self._pending:
+            return
+        vectors, importance, created = zip(*self._pending)
+        self._matrix = np.vstack([self._matrix, np.vstack(vectors)])
+        self._importance = np.concatenate([self._importance, np.array(importance, dtype=np.int8)])
+        self._created = np.concatenate([self._created, np.array(created, dtype=np.float64)])
+        self._pending = []
+
+    def get(self, ids: Sequence[str]) -> list[MemoryItem]:
+        return [self._items[i] for i in ids if i in self._items]
+
+    def delete(self, ids: Sequence[str]) -> None:
+        gone = {i for i in ids if i in self._row}
+        if not gone:
+            return
+        self._flush()
+        keep = np.array([i not in gone for i in self._ids], dtype=bool)
+        self._ids = [i for i in self._ids if i not in gone]
+        self._row = {item_id: r for r, item_id in enumerate(self._ids)}
+        self._matrix, self._importance, self._created = self._matrix[keep], self._importance[keep], self._created[keep]
+        for item_id in gone:
+            del self._items[item_id]
+        self._autosave()
+
+    def items(self, filter: MemoryFilter | None = None) -> Iterator[MemoryItem]:
+        rows = np.flatnonzero(self._mask(filter))
+        return (self._items[self._ids[r]] for r in rows)
+
+    def search(self, vector: np.ndarray, k: int, filter: MemoryFilter | None = None) -> list[Hit]:
+        k = check_k(k)
+        if not self._ids:
+            return []
+        self._flush()
+        query = normalise(check_vector(vector, self.dim, "vector")[None, :])[0]
+        mask = self._mask(filter)
+        candidates = np.flatnonzero(mask)
+        if candidates.size == 0:
+            return []
+        if candidates.size * 4 > mask.size:  # scoring every row beats copying most of the matrix
+            scores = (self._matrix @ query)[candidates]
+        else:
+            scores = self._matrix[candidates] @ query
+        best = top_k_indices(scores, k)
+        hits = [Hit(self._items[self._ids[candidates[j]]], float(scores[j])) for j in best]
+        return sorted_hits(hits, k)
+
+    def _mask(self, filter: MemoryFilter | None) -> np.ndarray:
+        """Rows passing ``filter``: numeric conditions vectorised, the rest item by item."""
+        self._flush()
+        mask = np.ones(len(self._ids), dtype=bool)
+        if filter is None or filter.is_empty:
+            return mask
+        if filter.min_importance is not None:
+            mask &= self._importance >= int(filter.min_importance)
+        if filter.since is not None:
+            mask &= self._created >= to_timestamp(filter.since)
+        if filter.until is not None:
+            mask &= self._created < to_timestamp(filter.until)
+        rest = dataclasses.replace(filter, min_importance=None, since=None, until=None)
+        if rest.is_empty:  # nothing left to check item by item
+            return mask
+        for r in np.flatnonzero(mask):
+            mask[r] = rest.matches(self._items[self._ids[r]])
+        return mask
+
+    # persistence: one .npz (vectors + records as JSON), written to a temp file and renamed
+    def save(self, path: str | Path | None = None) -> None:
+        folder = Path(path) if path is not None else self.path
+        if folder is None:
+            raise ValueError("path: this ExactStore was opened in memory; give a folder to save to")
+        folder.mkdir(parents=True, exist_ok=True)
+        self._flush()
+        header = {"embedding_model": self.embedding_model, "records": [to_record(self._items[i]) for i in self._ids]}
+        payload = np.frombuffer(json.dumps(header).encode(), dtype=np.uint8)
+        atomic_write(folder / STORE_FILE, lambda f: np.savez(f, vectors=self._matrix, header=payload))
+
+    def _autosave(self) -> None:
+        if self.path is not None:
+            self.save()
+
+    def _load(self) -> None:
+        with np.load(self.path / STORE_FILE) as data:
+            matrix, header = data["vectors"], json.loads(data["header"].tobytes())
+        stored_model = header.get("embedding_model")
+        if self.embedding_model and stored_model and stored_model != self.embedding_model:
+            raise ValueError(
+                f"embedding_model: {self.path} holds vectors of {stored_model!r}, not {self.embedding_model!r}"
+            )
+        self.embedding_model = self.embedding_model or stored_model
+        self._insert([from_record(rec, matrix[r]) for r, rec in enumerate(header["records"])])
+
+
+def atomic_write(target: Path, write) -> None:
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            write(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise

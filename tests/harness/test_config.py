@@ -1,0 +1,31 @@
+import pytest
+
+from openclaw_lab.harness.config import ExperimentConfig
+
+BASE = {"name": "t", "dataset": {"name": "synthetic", "params": {"n_turns": 100}}}
+
+
+def test_unknown_keys_are_refused_with_the_valid_ones():
+    with pytest.raises(ValueError, match=r"^memory: unknown keys \['stor'\]"):
+        ExperimentConfig.from_dict({**BASE, "memory": {"stor": "exact"}})
+    with pytest.raises(ValueError, match="^name"):
+        ExperimentConfig.from_dict({"dataset": {}})
+    with pytest.raises(ValueError, match="^memory.unit"):
+        ExperimentConfig.from_dict({**BASE, "memory": {"unit": "paragraph"}})
+
+
+def test_with_value_changes_one_setting_and_the_fingerprint():
+    config = ExperimentConfig.from_dict(BASE)
+    changed = config.with_value("consolidation.law_params.daily", 0.95)
+    assert changed.consolidation.law_params == {"daily": 0.95}
+    assert changed.fingerprint() != config.fingerprint()
+    assert ExperimentConfig.from_dict(BASE).fingerprint() == config.fingerprint()
+    with pytest.raises(ValueError, match="^sweep"):
+        config.with_value("memory.nonexistent", 1)
+
+
+def test_the_committed_experiments_parse():
+    from pathlib import Path
+
+    for path in sorted(Path(__file__).resolve().parents[2].glob("experiments/*.toml")):
+        ExperimentConfig.from_toml(path)
