@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 export OPENCLAW_LAB_DATA ?= $(abspath ../shared/datasets)
 export OPENCLAW_LAB_CACHE ?= $(abspath .cache)
 
-.PHONY: run test lab bench check clean
+.PHONY: run test gate lab bench clean
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -24,7 +24,13 @@ run: $(VENV)/.installed
 	$(VENV)/bin/openclaw-lab run experiments/default.toml
 
 test: $(VENV)/.installed
-	$(PY) -m pytest -q
+	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist loadfile tests notebooks --nbval-lax
+	$(MAKE) gate
+
+# The regression gate: LoCoMo conv-26 + conv-30 against the committed baseline.
+gate: $(VENV)/.installed
+	$(VENV)/bin/openclaw-lab run experiments/ci-gate.toml --results results/ci
+	$(VENV)/bin/openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json --tolerance 0.01
 
 lab: $(VENV)/.installed
 	$(VENV)/bin/jupyter lab notebooks/

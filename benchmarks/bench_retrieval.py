@@ -182,7 +182,7 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
     ]
     results = {name: per_query(search, queries) for name, search in strategies}
     base = results[strategies[0][0]]
-    rows += [(name, seconds, f"{seconds / base:8.1f}x exact") for name, seconds in results.items()]
+    rows += [(name, seconds, f"{seconds / base:8.2f}x exact") for name, seconds in results.items()]
     few = queries[:n_rank_bm25]
     okapi_time = per_query(lambda q: okapi.get_scores(tokenize_many([q])[0]), few)
     ours, raw = results["bm25 (BM25Retriever on bm25s)"], results["bm25s scores only (get_scores)"]
@@ -211,7 +211,7 @@ def main() -> None:
         cells = "".join(f"{tables[n][i][1] * 1e3:14.3f}{tables[n][i][2]:>20s}" for n in args.sizes)
         print(f"{name:42s}{cells}")
     if model is not None:
-        print(f"\nall-MiniLM-L6-v2, one query encoded (uncached, CPU): {model * 1e3:.1f} ms, to add to every dense query")
+        print(f"\nall-MiniLM-L6-v2, one query encoded (uncached, CPU): {model * 1e3:.1f} ms (add to every dense query)")
 
 
 if __name__ == "__main__":

@@ -12,7 +12,7 @@ import importlib
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["Registry", "stores", "retrievers", "decay_laws", "datasets", "rerankers", "agents"]
+__all__ = ["Registry", "stores", "retrievers", "decay_laws", "datasets", "rerankers", "remember_policies", "agents"]
 
 
 class Registry:
@@ -80,6 +80,10 @@ datasets = Registry("dataset")
 datasets.register("locomo", "openclaw_lab.datasets.locomo:load_locomo")
 datasets.register("longmemeval", "openclaw_lab.datasets.longmemeval:load_longmemeval")
 datasets.register("synthetic", "openclaw_lab.datasets.synthetic:generate")
+
+remember_policies = Registry("remember policy")
+remember_policies.register("seed", "openclaw_lab.agent.remember:SeedRememberPolicy")
+remember_policies.register("rules", "openclaw_lab.agent.remember:rule_policy")
 
 agents = Registry("agent")
 agents.register("scripted", "openclaw_lab.agent.protocol:ScriptedAgent")

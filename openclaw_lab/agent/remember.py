@@ -32,6 +32,7 @@ __all__ = [
     "RuleBasedScorer",
     "ScorerPolicy",
     "remember_metrics",
+    "rule_policy",
     "SEED_KEYWORDS",
 ]
 
@@ -200,6 +201,11 @@ class ScorerPolicy:
         else:
             score, reasons = self.scorer.score(message, reply), ()
         return RememberDecision(score >= self.threshold, importance_from_score(score), score, reasons)
+
+
+def rule_policy(threshold: float = 0.4) -> ScorerPolicy:
+    """``ScorerPolicy(RuleBasedScorer(), threshold)``: the registry's ``rules`` remember policy."""
+    return ScorerPolicy(RuleBasedScorer(), threshold)
 
 
 def remember_metrics(decisions: Mapping[str, bool], evidence_ids: Iterable[str]) -> dict[str, float]:

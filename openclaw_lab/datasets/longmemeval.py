@@ -5,7 +5,7 @@ keeps its haystack session id and a turn is ``<session id>:<n>`` with n counted 
 retrieval code numbers turns). The file is streamed one question at a time (``iter_longmemeval``), so a
 270 MB LongMemEval_S (or the much larger LongMemEval_M) never has to sit in memory as JSON.
 
->>> bench = load_longmemeval("tests/datasets/fixtures/longmemeval_tiny.json", drop_abstention=True)
+>>> bench = load_longmemeval("tests/datasets/fixtures/lme_format_tiny.json", drop_abstention=True)
 >>> bench.questions[0].evidence_session_ids
 ('answer_ana_city',)
 """
@@ -81,7 +81,7 @@ def iter_longmemeval(
     ``limit`` stops after that many yielded questions (the rest of the file is not read); ``report``, if
     given, collects what was renamed or could not be resolved.
 
-    >>> pairs = iter_longmemeval("tests/datasets/fixtures/longmemeval_tiny.json", limit=1)
+    >>> pairs = iter_longmemeval("tests/datasets/fixtures/lme_format_tiny.json", limit=1)
     >>> [(c.id, len(c.sessions)) for c, q in pairs]
     [('q_ana_city', 3)]
     """
@@ -105,7 +105,7 @@ def load_longmemeval(
     Sessions that recur across questions with the same date and turns are one shared Session object, so
     memory holds each distinct session once. No sha256 is pinned upstream; the file's is recorded.
 
-    >>> load_longmemeval("tests/datasets/fixtures/longmemeval_tiny.json").report.summary()
+    >>> load_longmemeval("tests/datasets/fixtures/lme_format_tiny.json").report.summary()
     '0 evidence ids normalised, 0 unresolved; 1 haystacks reordered by date'
     """
     if split not in SPLITS:

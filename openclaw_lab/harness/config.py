@@ -50,6 +50,8 @@ class MemoryConfig:
     turn_seconds: float = 30.0  # the simulated clock's step per turn within a session
     simulate_access: bool = True  # at each incoming turn, retrieve as an agent would
     access_k: int = 3
+    remember: str | None = None  # a remember policy by name: only the units it keeps are stored
+    remember_params: dict[str, Any] = field(default_factory=dict)
     persist: bool = False  # keep the semantic store on disk (in the run folder) instead of in memory
     store_params: dict[str, Any] = field(default_factory=dict)
 
@@ -92,8 +94,11 @@ class MetricsConfig:
     levels: tuple[str, ...] = ("turn", "session")
     gate: tuple[str, ...] = ("session.recall@10", "turn.recall@10")  # metrics checked by `openclaw-lab check`
     significance: str = "student"  # ranx.compare's stat_test
+    answer_budgets: tuple[int, ...] = ()  # token budgets for answer-in-context (empty: not measured)
+    answer_system: str | None = None  # the system whose retrieval feeds the context (default: the first)
 
     def __post_init__(self) -> None:
+        object.__setattr__(self, "answer_budgets", tuple(sorted(set(self.answer_budgets))))
         object.__setattr__(self, "k", tuple(sorted(set(self.k))))
         object.__setattr__(self, "levels", tuple(self.levels))
         object.__setattr__(self, "gate", tuple(self.gate))

@@ -47,6 +47,7 @@ class ExperimentResult:
     qrels: dict[str, dict[str, dict[str, int]]]  # level -> qrels
     footprint: pd.DataFrame
     models: dict[str, Any] = field(default_factory=dict)  # cross-fitted models: folds and provenance
+    answer_in_context: pd.DataFrame | None = None  # category x token budget (metrics.answer_budgets)
     environment: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
 
@@ -74,14 +75,14 @@ def load_benchmark(settings: DatasetConfig) -> Benchmark:
 def replay_benchmark(
     benchmark: Benchmark, config: ExperimentConfig, embedder: Embedder, workdir: Path, progress: bool = True
 ) -> list[ConversationReplay]:
-    questions = _questions_by_conversation(benchmark)
+    questions = questions_by_conversation(benchmark)
     return [
         replay_conversation(c, questions.get(c.id, []), config, embedder, workdir)
         for c in tqdm(benchmark.conversations, desc=f"replay {config.name}", disable=not progress, leave=False)
     ]
 
 
-def _questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
+def questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
     out: dict[str, list] = {}
     for question in benchmark.questions:
         out.setdefault(question.conversation_id, []).append(question)
@@ -94,12 +95,9 @@ def _system_run(system: SystemConfig, replay: ConversationReplay, questions: lis
         return {}
     clock = SimulatedClock(max(q.asked_at for q in questions))
     retriever = registry.retrievers.create(system.strategy, embedder=embedder, clock=clock, **system.params)
-    seen = getattr(getattr(retriever, "reranker", None), "trained_on", frozenset())
-    if replay.conversation_id in seen:
-        raise ValueError(
-            f"systems.{system.name}: its model was fitted on {replay.conversation_id!r}; evaluate it on other "
-            f"conversations, or use strategy {CROSSFIT!r}"
-        )
+    reranker = getattr(retriever, "reranker", None)
+    if hasattr(reranker, "check_unseen"):  # a fitted model must never score the questions it was fitted on
+        reranker.check_unseen([replay.conversation_id])
     retriever.index(replay.items)
     return search_batch(retriever, {q.id: q.text for q in questions}, k)
 
@@ -109,7 +107,7 @@ def evaluate_systems(
     progress: bool = True,
 ) -> dict[str, Any]:
     """Runs, per-question scores and category tables of every configured system."""
-    questions = _questions_by_conversation(benchmark)
+    questions = questions_by_conversation(benchmark)
     categories = {q.id: q.category for q in benchmark.questions}
     qrels = {level: qrels_for(benchmark.questions, level) for level in config.metrics.levels}
     depth = max(config.metrics.k)
@@ -135,7 +133,7 @@ def evaluate_systems(
 
 
 def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay]) -> dict[str, Any]:
-    questions = _questions_by_conversation(benchmark)
+    questions = questions_by_conversation(benchmark)
     totals: dict[str, int] = {}
     for replay in replays:
         counts = memory_counts(questions.get(replay.conversation_id, []), replay.items, replay.promoted_turn_ids)
@@ -143,7 +141,40 @@ def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay]) -> d
             totals[key] = totals.get(key, 0) + value
     kept = sum(len(r.items) for r in replays)
     seen = sum(r.units_seen for r in replays)
-    return {**memory_ratios(totals, kept, seen), "items_kept": kept, "units_seen": seen, "counts": totals}
+    figures = {**memory_ratios(totals, kept, seen), "items_kept": kept, "units_seen": seen, "counts": totals}
+    if any(r.remembered for r in replays):
+        figures |= _remember_figures(replays, questions)
+    return figures
+
+
+def _remember_figures(replays: list[ConversationReplay], questions: dict[str, list]) -> dict[str, float]:
+    """Precision and recall of what the remember policy kept, against evidence turns, over all conversations."""
+    from openclaw_lab.agent.remember import remember_metrics
+
+    totals = {"true_positives": 0, "remembered": 0, "evidence": 0}
+    for replay in replays:
+        evidence = [t for q in questions.get(replay.conversation_id, []) for t in q.evidence_turn_ids]
+        found = remember_metrics(replay.remembered, evidence)
+        totals = {key: totals[key] + found[key] for key in totals}
+    return {
+        "remember.precision": totals["true_positives"] / totals["remembered"] if totals["remembered"] else 0.0,
+        "remember.recall": totals["true_positives"] / totals["evidence"] if totals["evidence"] else 0.0,
+        "remember.kept": float(totals["remembered"]),
+    }
+
+
+def _answer_table(benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, embedder: Embedder):
+    settings = config.metrics
+    if not settings.answer_budgets:
+        return None
+    from openclaw_lab.harness.answers import answer_in_context_table
+
+    name = settings.answer_system or config.systems[0].name
+    system = next((s for s in config.systems if s.name == name), None)
+    if system is None or system.strategy == CROSSFIT:
+        raise ValueError(f"metrics.answer_system: {name!r} is not a configured registry strategy system")
+    return answer_in_context_table(replays, questions_by_conversation(benchmark), embedder, strategy=system.strategy,
+                                   budgets=settings.answer_budgets, params=system.params)  # fmt: skip
 
 
 def run_experiment(
@@ -164,13 +195,14 @@ def run_experiment(
     workdir = (run_dir / "memory") if run_dir is not None else Path(_tempdir())
     replays = replay_benchmark(benchmark, config, embedder, workdir, progress)
     evaluation = evaluate_systems(benchmark, replays, config, embedder, progress)
+    answers = _answer_table(benchmark, replays, config, embedder)
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
     dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
                "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
                "load_report": benchmark.report.summary()}  # fmt: skip
     result = ExperimentResult(
         config=config, memory=memory_figures(benchmark, replays), footprint=footprint,
-        environment=environment(dataset, embedder.model_id), path=run_dir, **evaluation,
+        environment=environment(dataset, embedder.model_id), path=run_dir, answer_in_context=answers, **evaluation,
     )  # fmt: skip
     result.consolidations = {r.conversation_id: r.consolidations for r in replays}  # type: ignore[attr-defined]
     if run_dir is not None:

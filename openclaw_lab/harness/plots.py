@@ -11,7 +11,7 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
-__all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot"]
+__all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve"]
 
 
 def recall_curves(metrics: dict[str, dict[str, float]], level: str, family: str = "recall", ax=None):
@@ -60,8 +60,27 @@ def pareto_plot(points: pd.DataFrame, x: str, y: str, label: str | None = None, 
     return ax
 
 
+def answer_curve(table: pd.DataFrame, ax=None):
+    """Answer-in-context against the token budget, one line per category and one for all."""
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    budgets = [c for c in table.columns if c != "questions"]
+    for category, row in table.iterrows():
+        ax.plot(budgets, row[budgets].astype(float), marker="o", label=str(category),
+                linewidth=3 if category == "all" else 1.5)  # fmt: skip
+    ax.set(xscale="log", xlabel="context budget (tokens)", ylabel="answer in context", ylim=(0, 1),
+           title="gold answer found in the assembled context")  # fmt: skip
+    ax.legend(fontsize=8)
+    return ax
+
+
 def plot_result(result: Any, run_dir: Path) -> list[Path]:
     saved = []
+    if result.answer_in_context is not None:
+        ax = answer_curve(result.answer_in_context)
+        ax.figure.tight_layout()
+        ax.figure.savefig(run_dir / "answer_in_context.png", dpi=110)
+        plt.close(ax.figure)
+        saved.append(run_dir / "answer_in_context.png")
     for level in result.config.metrics.levels:
         for name, draw in ((f"recall_at_k.{level}.png", lambda: recall_curves(result.metrics, level)),
                            (f"by_category.{level}.png", lambda: category_bars(result.per_category, level, _metric(result)))):  # fmt: skip

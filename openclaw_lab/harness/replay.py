@@ -39,6 +39,7 @@ class ConversationReplay:
     footprint: list[dict[str, Any]] = field(default_factory=list)  # one row per session, and at question time
     consolidations: list[dict[str, Any]] = field(default_factory=list)
     promoted_turn_ids: set[str] = field(default_factory=set)
+    remembered: dict[str, bool] = field(default_factory=dict)  # turn id -> kept by the remember policy
 
 
 def render_turn(speaker: str, text: str, caption: str = "") -> str:
@@ -109,6 +110,7 @@ def replay_conversation(
     vectors = iter(embedder.encode([r["content"] for records in per_session for r in records]))
     result = ConversationReplay(conversation.id, [], units_seen=0)
     step = timedelta(seconds=config.memory.turn_seconds)
+    policy = registry.remember_policies.create(config.memory.remember, **config.memory.remember_params) if config.memory.remember else None
     for session, records in zip(sessions, per_session):
         clock.set(max(session.started_at, clock.now()))
         for record in records:
@@ -117,8 +119,15 @@ def replay_conversation(
                 scheduler.tick()
             if config.memory.simulate_access:
                 memory.search_vector(vector, config.memory.access_k)
-            memory.add_many([{**record, "embedding": vector, "created_at": clock.now()}])
             result.units_seen += 1
+            if policy is not None:
+                decision = policy.decide(record["content"])
+                result.remembered |= dict.fromkeys(record["source_ids"], decision.remember)
+                if not decision.remember:
+                    clock.advance(step)
+                    continue
+                record = {**record, "importance": decision.importance}
+            memory.add_many([{**record, "embedding": vector, "created_at": clock.now()}])
             clock.advance(step)
         result.footprint.append({"at": clock.now().isoformat(), "session": session.id, **memory.footprint()})
     asked_at = max((q.asked_at for q in questions), default=clock.now())

@@ -13,7 +13,7 @@ from typing import Any
 from openclaw_lab.clock import SystemClock
 from openclaw_lab.harness.config import ExperimentConfig
 
-__all__ = ["new_run_dir", "write_result", "read_run"]
+__all__ = ["new_run_dir", "write_result", "read_run", "latest_run"]
 
 
 def new_run_dir(results_dir: str | Path, config: ExperimentConfig, suffix: str = "") -> Path:
@@ -54,16 +54,27 @@ def write_result(result: Any, run_dir: Path) -> None:
         pd.concat(rows).to_csv(run_dir / "per_category.csv", index=False)
     result.footprint.to_csv(run_dir / "footprint.csv", index=False)
     _write_json(run_dir / "consolidation_log.json", getattr(result, "consolidations", {}))
+    if result.answer_in_context is not None:
+        result.answer_in_context.to_csv(run_dir / "answer_in_context.csv")
     if result.models:
         _write_json(run_dir / "models.json", result.models)
     plot_result(result, run_dir)
 
 
+def latest_run(folder: str | Path) -> Path:
+    """``folder`` itself if it is a run folder, else its newest run (run ids sort by start time)."""
+    root = Path(folder)
+    if (root / "metrics.json").exists():
+        return root
+    runs = sorted(p.parent for p in root.glob("*/metrics.json"))
+    if not runs:
+        raise ValueError(f"run_dir: {root} is neither a run folder nor a folder of runs")
+    return runs[-1]
+
+
 def read_run(run_dir: str | Path) -> dict[str, Any]:
-    """A run folder's metrics, config, runs and qrels, as plain data."""
-    root = Path(run_dir)
-    if not (root / "metrics.json").exists():
-        raise ValueError(f"run_dir: {root} has no metrics.json; is it a run folder?")
+    """A run folder's metrics, config, runs and qrels, as plain data (a folder of runs: its newest)."""
+    root = latest_run(run_dir)
     runs = {p.stem: json.loads(p.read_text()) for p in sorted((root / "runs").glob("*.json")) if not p.stem.startswith("qrels.")}
     qrels = {p.stem.split(".", 1)[1]: json.loads(p.read_text()) for p in (root / "runs").glob("qrels.*.json")}
     return {

@@ -6,8 +6,9 @@ on temporal-reasoning questions; ``TimeAwareRetriever`` is the rule-based form o
 ``parse_time_window`` reads one expression, relative to ``now`` (the question's time, from the
 clock), as a half-open UTC window ``[since, until)`` over ``created_at``. It knows calendar dates
 ("on 8 May 2023", "May 8th", "2023-05-08"), months ("in May 2023", "May 2023", "last May"), years
-("2023", "last year"; any bare 1900-2099 number is read as a year), relative days ("yesterday", "3 days ago", "last Saturday"), weeks ("last
-week", "two weeks ago", "last weekend"), months ("last month", "a month ago") and rolling spans
+("2023", "last year"; any bare 1900-2099 number is read as a year), relative days ("yesterday",
+"3 days ago", "last Saturday"), weeks ("last week", "two weeks ago", "last weekend"), months
+("last month", "a month ago") and rolling spans
 ("the past 3 days"). The most specific expression wins (a day over its month, its month over its
 year). Future expressions ("tomorrow", "next week") and spans relative to an event ("two weeks
 before my trip") give ``None``: the event's date is not in the question.
@@ -255,7 +256,7 @@ class TimeAwareRetriever:
 
     def _check_params(self) -> None:
         if self.clock is None:
-            raise ValueError("clock: TimeAwareRetriever needs a clock to date the query; pass clock=SimulatedClock(...)")
+            raise ValueError("clock: TimeAwareRetriever needs a clock to date the query; pass a SimulatedClock")
         if self.mode not in TIME_MODES:
             raise ValueError(f"mode: unknown {self.mode!r}; choose one of {', '.join(TIME_MODES)}")
         if isinstance(self.boost, bool) or not isinstance(self.boost, (int, float)) or not self.boost >= 0:

@@ -53,6 +53,7 @@ class ExactStore:
         self._importance = np.zeros(0, dtype=np.int8)
         self._created = np.zeros(0, dtype=np.float64)
         self._pending: list[tuple[np.ndarray, int, float]] = []
+        self._tag_rows: dict[str, np.ndarray] | None = None  # tag -> rows holding it; rebuilt after a write
         if self.path is not None and (self.path / STORE_FILE).exists():
             self._load()
 
@@ -89,6 +90,7 @@ class ExactStore:
                 self._ids.append(item.id)
                 self._pending.append((vector, int(item.importance), to_timestamp(item.created_at)))
             self._items[item.id] = item
+        self._tag_rows = None
 
     def _flush(self) -> None:
         """Append pending rows in one go, so that adding items one by one stays linear."""
@@ -114,6 +116,7 @@ class ExactStore:
         self._matrix, self._importance, self._created = self._matrix[keep], self._importance[keep], self._created[keep]
         for item_id in gone:
             del self._items[item_id]
+        self._tag_rows = None
         self._autosave()
 
     def items(self, filter: MemoryFilter | None = None) -> Iterator[MemoryItem]:
@@ -150,12 +153,29 @@ class ExactStore:
             mask &= self._created >= to_timestamp(filter.since)
         if filter.until is not None:
             mask &= self._created < to_timestamp(filter.until)
-        rest = dataclasses.replace(filter, min_importance=None, since=None, until=None)
+        if filter.tags_any:
+            mask &= self._tag_mask(filter.tags_any, np.any)
+        if filter.tags_all:
+            mask &= self._tag_mask(filter.tags_all, np.all)
+        rest = dataclasses.replace(filter, min_importance=None, since=None, until=None, tags_any=(), tags_all=())
         if rest.is_empty:  # nothing left to check item by item
             return mask
         for r in np.flatnonzero(mask):
             mask[r] = rest.matches(self._items[self._ids[r]])
         return mask
+
+    def _tag_mask(self, tags: tuple[str, ...], combine) -> np.ndarray:
+        """Rows holding any (``np.any``) or all (``np.all``) of ``tags``, from an index built on demand."""
+        if self._tag_rows is None:
+            rows: dict[str, list[int]] = {}
+            for r, item_id in enumerate(self._ids):
+                for tag in self._items[item_id].tags:
+                    rows.setdefault(tag, []).append(r)
+            self._tag_rows = {tag: np.array(found, dtype=np.int64) for tag, found in rows.items()}
+        held = np.zeros((len(tags), len(self._ids)), dtype=bool)
+        for t, tag in enumerate(tags):
+            held[t, self._tag_rows.get(tag, [])] = True
+        return combine(held, axis=0)
 
     # persistence: one .npz (vectors + records as JSON), written to a temp file and renamed
     def save(self, path: str | Path | None = None) -> None:

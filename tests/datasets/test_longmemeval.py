@@ -12,7 +12,7 @@ import pytest
 from openclaw_lab.datasets import LoadReport, iter_longmemeval, load, load_longmemeval, session_documents
 from openclaw_lab.datasets.longmemeval import parse_longmemeval_date
 
-TINY = Path(__file__).parent / "fixtures" / "longmemeval_tiny.json"
+TINY = Path(__file__).parent / "fixtures" / "lme_format_tiny.json"
 
 
 @pytest.fixture(scope="module")

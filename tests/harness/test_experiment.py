@@ -79,3 +79,23 @@ def test_a_second_run_never_overwrites_the_first(locomo_run, embedder):
                            benchmark=load_locomo(conversations=["conv-30"]), progress=False)  # fmt: skip
     assert again.path != locomo_run.path and locomo_run.path.exists()
     assert again.metrics == locomo_run.metrics  # deterministic
+
+
+def test_a_remember_policy_stores_only_what_it_keeps(locomo_path, embedder):
+    config = ExperimentConfig.from_dict({**CONFIG, "memory": {"remember": "rules"}, "consolidation": {},
+                                         "systems": [{"name": "dense", "strategy": "dense"}]})  # fmt: skip
+    result = run_experiment(config, results_dir=None, embedder=embedder,
+                            benchmark=load_locomo(locomo_path, conversations=["conv-30"]), progress=False)  # fmt: skip
+    kept = result.memory["remember.kept"]
+    assert 0 < kept < result.memory["units_seen"]
+    assert result.footprint.iloc[-1]["episodic"] == kept  # CRITICAL ones are also copied to semantic memory
+    assert 0 < result.memory["remember.precision"] < 1 and 0 < result.memory["remember.recall"] < 1
+
+
+def test_answer_in_context_grows_with_the_budget(locomo_path, embedder):
+    config = ExperimentConfig.from_dict({**CONFIG, "metrics": {"k": [10], "answer_budgets": [64, 512, 2048]}})
+    result = run_experiment(config, results_dir=None, embedder=embedder,
+                            benchmark=load_locomo(locomo_path, conversations=["conv-30"]), progress=False)  # fmt: skip
+    share = result.answer_in_context.loc["all", [64, 512, 2048]].tolist()
+    assert share[0] < share[1] <= share[2] and share[2] > 0.2
+    assert result.answer_in_context.loc["all", "questions"] < 105  # adversarial questions have no answer to find

@@ -46,7 +46,8 @@ def test_items_without_embeddings_are_encoded_in_one_call_and_own_embeddings_kep
     np.testing.assert_array_equal(dense.vector_store.get(["own"])[0].embedding, own)
     hits = dense.search("my new dog", k=2)
     assert hits[0].item.id == "pup"
-    assert hits[0].score == pytest.approx(float(embedder.encode_one("my new dog") @ embedder.encode_one(items[0].content)), abs=1e-5)
+    cosine = float(embedder.encode_one("my new dog") @ embedder.encode_one(items[0].content))
+    assert hits[0].score == pytest.approx(cosine, abs=1e-5)
 
 
 def test_scores_are_cosine_similarities_best_first(embedder, chat_corpus):

@@ -8,7 +8,7 @@ import pytest
 from ranx import Run
 from ranx import fuse as ranx_fuse
 
-from openclaw_lab.model import Hit, MemoryFilter, MemoryItem
+from openclaw_lab.model import MemoryFilter, MemoryItem
 from openclaw_lab.retrieval.bm25 import BM25Retriever
 from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.fusion import FusedRetriever, fuse, hybrid, normalise

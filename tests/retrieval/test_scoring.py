@@ -7,7 +7,7 @@ from datetime import timedelta
 
 import pytest
 
-from openclaw_lab.model import Hit, MemoryFilter, MemoryItem
+from openclaw_lab.model import MemoryFilter, MemoryItem
 from openclaw_lab.retrieval.scoring import DEFAULT_HALF_LIFE_HOURS, MemoryAwareRetriever, min_max, recency
 
 from .conftest import T0, FixedRetriever

@@ -40,7 +40,8 @@ def test_retrieve_as_in_the_seed(strategy, embedder, clock, chat_corpus):
     hits = retrieve("What is the name of Caroline's dog?", strategy, items=chat_corpus, k=3, embedder=embedder)
     assert len(hits) == 3
     assert "m00" in [hit.item.id for hit in hits]  # "I adopted a golden retriever puppy named Rex"
-    only_food = retrieve("cake", strategy, items=chat_corpus, k=2, filter=MemoryFilter(tags_any=("food",)), embedder=embedder)
+    food = MemoryFilter(tags_any=("food",))
+    only_food = retrieve("cake", strategy, items=chat_corpus, k=2, filter=food, embedder=embedder)
     assert [hit.item.id for hit in only_food][:1] == ["m15"] and all("food" in hit.item.tags for hit in only_food)
 
 
@@ -57,7 +58,8 @@ def test_no_items_return_no_hits():
 
 
 def test_an_unknown_strategy_raises_naming_the_choices():
-    with pytest.raises(ValueError, match=r"^strategy: unknown 'semantic'; choose one of dense, sparse, bm25, hybrid, rerank"):
+    choices = "dense, sparse, bm25, hybrid, rerank"
+    with pytest.raises(ValueError, match=rf"^strategy: unknown 'semantic'; choose one of {choices}"):
         make_retriever("semantic")
     with pytest.raises(ValueError, match=r"^strategy: unknown 'semantic'"):
         retrieve("anything", "semantic")

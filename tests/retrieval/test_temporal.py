@@ -162,7 +162,8 @@ def test_filter_mode_scores_are_the_base_scores(clock):
     base = BM25Retriever()
     base.index(ITEMS)
     base_scores = {hit.item.id: hit.score for hit in base.search(QUESTION, 10)}
-    assert [(hit.item.id, hit.score) for hit in retriever.search(QUESTION, 5)] == [("mountains", base_scores["mountains"])]
+    hits = retriever.search(QUESTION, 5)
+    assert [(hit.item.id, hit.score) for hit in hits] == [("mountains", base_scores["mountains"])]
 
 
 def test_boost_mode_lifts_the_window_and_keeps_the_rest(clock):
@@ -190,7 +191,8 @@ def test_the_window_is_intersected_with_the_callers_filter(clock):
     assert ids(retriever.search(QUESTION, 10, MemoryFilter(since=day("2023-05-07")))) == []
     assert ids(retriever.search(QUESTION, 10, MemoryFilter(until=day("2023-04-25")))) == []
     assert ids(retriever.search("pasta last week", 10, MemoryFilter(since=day("2023-05-02")))) == ["pasta"]
-    narrowed = within(MemoryFilter(since=day("2023-05-02"), min_importance=2), TimeWindow(day("2023-05-01"), day("2023-05-08")))
+    last_week = TimeWindow(day("2023-05-01"), day("2023-05-08"))
+    narrowed = within(MemoryFilter(since=day("2023-05-02"), min_importance=2), last_week)
     assert (narrowed.since, narrowed.until, narrowed.min_importance) == (day("2023-05-02"), day("2023-05-08"), 2)
 
 

@@ -27,6 +27,7 @@ FILTERS = {
     "tags_any": MemoryFilter(tags_any=("work", "travel")),
     "tags_all": MemoryFilter(tags_all=("work", "family")),
     "odd_tag": MemoryFilter(tags_any=(ODD_TAG,)),
+    "unknown_tag": MemoryFilter(tags_any=("no-such-tag",)),
     "window": MemoryFilter(since=T0 + timedelta(days=10), until=T0 + timedelta(days=20)),
     "since": MemoryFilter(since=T0 + timedelta(days=50)),
     "sessions": MemoryFilter(session_ids=("s1", "s3")),
@@ -71,11 +72,18 @@ def test_search_returns_the_exact_top_k_under_each_filter(filled, reference, que
         np.testing.assert_allclose([h.score for h in got], [h.score for h in expected], atol=1e-4)
 
 
+@pytest.mark.parametrize("name", FILTERS)
+def test_the_reference_agrees_with_memory_filter_matches(reference, corpus, name):
+    """The exact store's vectorised filters are checked against MemoryFilter.matches, the semantics."""
+    assert [i.id for i in reference.items(FILTERS[name])] == [i.id for i in corpus if FILTERS[name].matches(i)]
+
+
 def test_filters_are_selective_on_this_corpus(reference):
     """Guards the fixture: each filter keeps some items and drops others (so the comparisons mean something)."""
     sizes = {name: len(list(reference.items(f))) for name, f in FILTERS.items()}
-    assert sizes["none"] == 200 and sizes["no_tier"] == 0 and sizes["rare_tag"] == 3 and sizes["odd_tag"] == 4
-    assert all(0 < size < 200 for name, size in sizes.items() if name not in ("none", "no_tier"))
+    assert sizes["none"] == 200 and sizes["rare_tag"] == 3 and sizes["odd_tag"] == 4
+    assert sizes["no_tier"] == sizes["unknown_tag"] == 0
+    assert all(0 < size < 200 for name, size in sizes.items() if name not in ("none", "no_tier", "unknown_tag"))
 
 
 @pytest.mark.parametrize("name", FILTERS)
@@ -140,6 +148,7 @@ def test_empty_store(fresh):
 def test_upsert_replaces_by_id(fresh):
     fresh.upsert(SMALL)
     new_vector = -SMALL[0].embedding
+    assert fresh.search(new_vector, 12, MemoryFilter(tags_any=("new",))) == []
     changed = SMALL[0].replace(content="changed", importance=5, tags=("new",), embedding=new_vector)
     fresh.upsert([changed])
     assert fresh.count() == len(SMALL)
@@ -157,8 +166,12 @@ def test_upsert_of_one_batch_keeps_the_last_copy_of_an_id(fresh):
 @pytest.mark.parametrize("fresh", KINDS, indirect=True)
 def test_delete_removes_and_ignores_unknown_ids(fresh):
     fresh.upsert(SMALL)
+    tagged = MemoryFilter(tags_any=("work", "family", "travel", "health"))
+    assert len(list(fresh.items(tagged))) == sum(map(tagged.matches, SMALL))
     fresh.delete([SMALL[1].id, "unknown", SMALL[1].id])
     assert fresh.count() == len(SMALL) - 1
+    kept = sorted(item.id for item in SMALL[:1] + SMALL[2:] if tagged.matches(item))
+    assert sorted(item.id for item in fresh.items(tagged)) == kept
     assert fresh.get([SMALL[1].id]) == []
     assert SMALL[1].id not in ids(fresh.search(SMALL[1].embedding, 12))
 
