@@ -184,14 +184,22 @@ def run_experiment(
     embedder: Embedder | None = None,
     benchmark: Benchmark | None = None,
     progress: bool = True,
+    run_dir: str | Path | None = None,
 ) -> ExperimentResult:
-    """Replay the dataset, evaluate every system, and write the run folder under ``results_dir``."""
+    """Replay the dataset, evaluate every system, and write the run folder under ``results_dir``.
+
+    ``run_dir`` names the run folder itself (a new, empty folder), as a sweep does for its points.
+    """
     from openclaw_lab.harness.environment import environment
     from openclaw_lab.harness.results import new_run_dir, write_result
 
     embedder = embedder or Embedder()
     benchmark = benchmark or load_benchmark(config.dataset)
-    run_dir = new_run_dir(results_dir, config) if results_dir is not None else None
+    if run_dir is not None:
+        run_dir = Path(run_dir)
+        run_dir.mkdir(parents=True, exist_ok=False)  # never write into an existing run
+    elif results_dir is not None:
+        run_dir = new_run_dir(results_dir, config)
     workdir = (run_dir / "memory") if run_dir is not None else Path(_tempdir())
     replays = replay_benchmark(benchmark, config, embedder, workdir, progress)
     evaluation = evaluate_systems(benchmark, replays, config, embedder, progress)

@@ -36,11 +36,17 @@ def category_bars(per_category: dict[str, pd.DataFrame], level: str, metric: str
 
 
 def footprint_plot(footprint: pd.DataFrame, ax=None):
-    """Items per tier after each session, summed over conversations, in session order."""
+    """Items held per tier after each session: one thin line per conversation, the mean in bold."""
     ax = ax or plt.subplots(figsize=(6, 4))[1]
-    frame = footprint.assign(step=footprint.groupby("conversation").cumcount())
-    frame.groupby("step")[["episodic", "semantic"]].sum().plot(ax=ax)
-    ax.set(xlabel="session (replay order)", ylabel="items held", title="memory footprint per tier")
+    frame = footprint[footprint["session"] != "questions"]
+    frame = frame.assign(step=frame.groupby("conversation").cumcount() + 1)
+    for n, tier in enumerate(("episodic", "semantic")):
+        for _, rows in frame.groupby("conversation"):
+            ax.plot(rows["step"], rows[tier], color=f"C{n}", alpha=0.25, linewidth=0.8)
+        mean = frame.groupby("step")[tier].mean()
+        ax.plot(mean.index, mean.values, color=f"C{n}", linewidth=2.5, label=f"{tier} (mean over conversations)")
+    ax.set(xlabel="sessions replayed", ylabel="items held", title="memory footprint per tier")
+    ax.legend()
     return ax
 
 

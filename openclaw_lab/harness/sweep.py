@@ -61,7 +61,7 @@ def run_sweep(
         point = config
         for key, value in values.items():
             point = point.with_value(key, value)
-        result = run_experiment(point, results_dir=sweep_dir / f"point-{n:02d}" if sweep_dir else None,
+        result = run_experiment(point, results_dir=None, run_dir=sweep_dir / f"point-{n:02d}" if sweep_dir else None,
                                 embedder=embedder, benchmark=benchmark, progress=False)  # fmt: skip
         points.append(result)
         rows.append({"point": n, **values, **_summary_row(result)})

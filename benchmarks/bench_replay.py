@@ -1,0 +1,76 @@
+"""Replay and evaluation cost on LoCoMo against pure encoding, warm against cold, a sweep against one run.
+
+    python benchmarks/bench_replay.py [--conversations 10] [--points 20]
+
+Targets (issue 7): cold replay + evaluation <= 1.1x the pure encode time of the same texts; a warm
+replay (cached embeddings) <= 0.1x cold; a 20-point decay sweep <= 2x one cold run. ranx compiles
+its numba kernels once per process (about 20 s here); it is warmed up before the timings and
+reported on its own line, since every later evaluation in the process reuses the compiled code.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+
+from openclaw_lab.embedding import Embedder, EmbeddingCache  # noqa: E402
+from openclaw_lab.harness.config import ExperimentConfig  # noqa: E402
+from openclaw_lab.harness.experiment import load_benchmark, run_experiment  # noqa: E402
+from openclaw_lab.harness.metrics import evaluate_run  # noqa: E402
+from openclaw_lab.harness.replay import memory_units  # noqa: E402
+from openclaw_lab.harness.sweep import run_sweep  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def timed(fn):
+    start = time.perf_counter()
+    value = fn()
+    return time.perf_counter() - start, value
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--conversations", type=int, default=10)
+    parser.add_argument("--points", type=int, default=20)
+    args = parser.parse_args()
+    sweep_config = ExperimentConfig.from_toml(ROOT / "experiments" / "locomo-decay-sweep.toml")
+    config = sweep_config.with_value("consolidation.law_params.daily", 0.9)
+    benchmark = load_benchmark(config.dataset).subset(limit=args.conversations)
+    texts = [r["content"] for c in benchmark.conversations for s in c.sessions for r in memory_units(s, "turn", c.id)]
+    texts += [q.text for q in benchmark.questions]
+
+    jit, _ = timed(lambda: evaluate_run({"q": {"a": 1}}, {"q": {"a": 1.0}}, ks=(1, 10)))
+    model = Embedder(cache=False)
+    model.encode_uncached(texts[:64])  # load and warm the model outside the timings
+    encode, _ = timed(lambda: model.encode_uncached(texts))
+
+    cache = EmbeddingCache(Path(tempfile.mkdtemp()) / "cache.sqlite")
+    embedder = Embedder(cache=cache)
+    embedder._model = model.st_model  # the same loaded weights; the cache starts empty
+    run = lambda: run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)  # noqa: E731
+    cold, _ = timed(run)
+    warm, _ = timed(run)
+    grid = sweep_config.sweep["consolidation.law_params.daily"][: args.points]
+    sweep = sweep_config.__class__.from_dict({**sweep_config.to_dict(), "sweep": {"consolidation.law_params.daily": grid}})
+    fresh = Embedder(cache=EmbeddingCache(Path(tempfile.mkdtemp()) / "cache.sqlite"))
+    fresh._model = model.st_model
+    swept, _ = timed(lambda: run_sweep(sweep, results_dir=None, embedder=fresh, benchmark=benchmark, progress=False))
+
+    print(f"LoCoMo: {len(benchmark.conversations)} conversations, {len(texts)} texts (turns + questions)")
+    print(f"ranx numba warm-up (once per process): {jit:.1f} s")
+    rows = [("pure encode of the same texts", encode, None), ("cold replay + evaluation", cold, cold / encode),
+            ("warm replay + evaluation", warm, warm / cold), (f"{len(grid)}-point decay sweep, cold cache", swept, swept / cold)]  # fmt: skip
+    print(f"{'':<34}{'seconds':>9}  ratio")
+    for name, seconds, ratio in rows:
+        print(f"{name:<34}{seconds:>9.1f}  " + ("" if ratio is None else f"{ratio:.2f}"))
+    print("ratios: cold/encode (target <= 1.1), warm/cold (target <= 0.1), sweep/cold run (target <= 2)")
+
+
+if __name__ == "__main__":
+    main()
