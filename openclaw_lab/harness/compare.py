@@ -55,9 +55,7 @@ def compare_dirs(
         if qrels is not None and data["qrels"][level] != qrels:
             raise ValueError(f"run_dirs: {run_dir} was evaluated on other questions than {run_dirs[0]}")
         qrels = data["qrels"][level]
-        for key, run in data["runs"].items():
-            system, run_level = key.rsplit(".", 1)
-            if run_level == level:
-                name = system if len(run_dirs) == 1 else f"{Path(run_dir).name}:{system}"
-                runs[name] = run
+        for system in (s["name"] for s in data["config"]["systems"]):  # the config's order: its first is the baseline
+            name = system if len(run_dirs) == 1 else f"{Path(run_dir).name}:{system}"
+            runs[name] = data["runs"][f"{system}.{level}"]
     return compare_runs(qrels or {}, runs, metrics, stat_test)

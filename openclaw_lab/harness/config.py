@@ -91,6 +91,9 @@ class SystemConfig:
 @dataclass(frozen=True)
 class MetricsConfig:
     k: tuple[int, ...] = (1, 3, 5, 10, 25, 50)
+    # Items each system returns per question before they are mapped to turns and sessions. Several
+    # items can map to one turn (a semantic copy) or one session, so it must exceed max(k).
+    depth: int = 100
     levels: tuple[str, ...] = ("turn", "session")
     gate: tuple[str, ...] = ("session.recall@10", "turn.recall@10")  # metrics checked by `openclaw-lab check`
     significance: str = "student"  # ranx.compare's stat_test
@@ -104,6 +107,8 @@ class MetricsConfig:
         object.__setattr__(self, "gate", tuple(self.gate))
         if not self.k or min(self.k) < 1:
             raise ValueError(f"metrics.k: {self.k!r} must be integers >= 1")
+        if self.depth < max(self.k):
+            raise ValueError(f"metrics.depth: {self.depth} must be at least the largest k, {max(self.k)}")
         if bad := [level for level in self.levels if level not in ("turn", "session")]:
             raise ValueError(f"metrics.levels: {bad} are not turn or session")
 

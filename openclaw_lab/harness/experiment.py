@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import json
+import tempfile
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -48,6 +49,7 @@ class ExperimentResult:
     footprint: pd.DataFrame
     models: dict[str, Any] = field(default_factory=dict)  # cross-fitted models: folds and provenance
     answer_in_context: pd.DataFrame | None = None  # category x token budget (metrics.answer_budgets)
+    consolidations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # conversation -> reports
     environment: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
 
@@ -110,7 +112,7 @@ def evaluate_systems(
     questions = questions_by_conversation(benchmark)
     categories = {q.id: q.category for q in benchmark.questions}
     qrels = {level: qrels_for(benchmark.questions, level) for level in config.metrics.levels}
-    depth = max(config.metrics.k)
+    depth = config.metrics.depth
     runs, per_question, per_category, metrics = {}, {}, {}, {}
     items = {item.id: item for replay in replays for item in replay.items}
     fitted_models = {}
@@ -200,8 +202,10 @@ def run_experiment(
         run_dir.mkdir(parents=True, exist_ok=False)  # never write into an existing run
     elif results_dir is not None:
         run_dir = new_run_dir(results_dir, config)
-    workdir = (run_dir / "memory") if run_dir is not None else Path(_tempdir())
-    replays = replay_benchmark(benchmark, config, embedder, workdir, progress)
+    # The replay's SQLite and store files are kept in the run folder only when asked (memory.persist).
+    with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
+        keep = run_dir is not None and config.memory.persist
+        replays = replay_benchmark(benchmark, config, embedder, run_dir / "memory" if keep else Path(scratch), progress)
     evaluation = evaluate_systems(benchmark, replays, config, embedder, progress)
     answers = _answer_table(benchmark, replays, config, embedder)
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
@@ -210,19 +214,9 @@ def run_experiment(
                "load_report": benchmark.report.summary()}  # fmt: skip
     result = ExperimentResult(
         config=config, memory=memory_figures(benchmark, replays), footprint=footprint,
-        environment=environment(dataset, embedder.model_id), path=run_dir, answer_in_context=answers, **evaluation,
+        environment=environment(dataset, embedder.model_id), path=run_dir, answer_in_context=answers,
+        consolidations={r.conversation_id: r.consolidations for r in replays}, **evaluation,
     )  # fmt: skip
-    result.consolidations = {r.conversation_id: r.consolidations for r in replays}  # type: ignore[attr-defined]
     if run_dir is not None:
         write_result(result, run_dir)
     return result
-
-
-def _tempdir() -> str:
-    import tempfile
-
-    return tempfile.mkdtemp(prefix="openclaw-run-")
-
-
-def load_metrics(run_dir: str | Path) -> dict[str, Any]:
-    return json.loads((Path(run_dir) / "metrics.json").read_text())

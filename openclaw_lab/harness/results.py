@@ -27,8 +27,8 @@ def new_run_dir(results_dir: str | Path, config: ExperimentConfig, suffix: str =
     return candidate
 
 
-def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, sort_keys=True, default=str) + "\n")
+def _write_json(path: Path, data: Any, sort_keys: bool = True) -> None:
+    path.write_text(json.dumps(data, indent=2, sort_keys=sort_keys, default=str) + "\n")
 
 
 def write_result(result: Any, run_dir: Path) -> None:
@@ -41,7 +41,7 @@ def write_result(result: Any, run_dir: Path) -> None:
     runs = run_dir / "runs"
     runs.mkdir(exist_ok=True)
     for key, run in result.runs.items():
-        _write_json(runs / f"{key}.json", run)
+        _write_json(runs / f"{key}.json", run, sort_keys=False)  # rank order: ranx breaks score ties by it
     for level, qrels in result.qrels.items():
         _write_json(runs / f"qrels.{level}.json", qrels)
     rows = []
@@ -53,7 +53,7 @@ def write_result(result: Any, run_dir: Path) -> None:
 
         pd.concat(rows).to_csv(run_dir / "per_category.csv", index=False)
     result.footprint.to_csv(run_dir / "footprint.csv", index=False)
-    _write_json(run_dir / "consolidation_log.json", getattr(result, "consolidations", {}))
+    _write_json(run_dir / "consolidation_log.json", result.consolidations)
     if result.answer_in_context is not None:
         result.answer_in_context.to_csv(run_dir / "answer_in_context.csv")
     if result.models:
