@@ -107,6 +107,10 @@ def bench(kind: str, items: list[MemoryItem], queries: np.ndarray, budget_s: flo
     return row
 
 
+def ratio(value: float) -> str:
+    return f"{value:.1f}x" if value < 10 else f"{value:.0f}x"
+
+
 def table(rows: list[dict]) -> str:
     exact = {row["n"]: row for row in rows if row["store"] == "exact"}
     lines = [
@@ -115,12 +119,12 @@ def table(rows: list[dict]) -> str:
     ]
     for row in rows:
         base = exact.get(row["n"])
-        add = f"{row['add']:,.0f}" + (f" ({base['add'] / row['add']:.1f}x slower)" if base and row is not base else "")
+        add = f"{row['add']:,.0f}" + (f" ({ratio(base['add'] / row['add'])} slower)" if base and row is not base else "")
         cells = []
         for name in FILTERS:
             cell = f"{row[name]:.2f}"
             if base and row is not base:
-                cell += f" ({row[name] / base[name]:.0f}x)"
+                cell += f" ({ratio(row[name] / base[name])})"
             cells.append(cell)
         lines.append(f"| {row['store']} | {row['n']:,} | {add} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
@@ -148,7 +152,7 @@ def main(argv: list[str] | None = None) -> None:
                 file=sys.stderr,
                 flush=True,
             )
-    print(f"k=10, dim={args.dim}, median of up to {args.queries} queries; ratios are against the exact store")
+    print(f"k=10, dim={args.dim}, median of up to {args.queries} queries; (n x) = time relative to the exact store")
     print(table(rows))
 
 

@@ -60,8 +60,9 @@ def pareto_plot(points: pd.DataFrame, x: str, y: str, label: str | None = None, 
     ax.plot(front[x], front[y], color="C3", marker="o", label="Pareto front")
     if label:
         for _, row in points.iterrows():
-            ax.annotate(str(row[label]), (row[x], row[y]), fontsize=7, alpha=0.7)
-    ax.set(xlabel=x, ylabel=y, title=f"{y} against {x}")
+            ax.annotate(f"{row[label]:g}" if isinstance(row[label], float) else str(row[label]),
+                        (row[x], row[y]), fontsize=7, alpha=0.7, xytext=(3, -8), textcoords="offset points")  # fmt: skip
+    ax.set(xlabel=f"{x} (items held / turns seen)" if x == "footprint" else x, ylabel=y, title=f"{y} against {x}")
     ax.legend()
     return ax
 

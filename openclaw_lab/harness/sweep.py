@@ -85,7 +85,7 @@ def _plot(summary: pd.DataFrame, sweep_dir: Path, config: ExperimentConfig) -> N
     y = next((c for c in summary.columns if c.endswith("session.recall@10")), None)
     if y is None:
         return
-    ax = pareto_plot(summary, "footprint", y, label="point")
+    ax = pareto_plot(summary, "footprint", y, label=next(iter(config.sweep)))  # points labelled by the first setting
     ax.figure.tight_layout()
     ax.figure.savefig(sweep_dir / "pareto.png", dpi=110)
 

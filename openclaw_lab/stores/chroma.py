@@ -15,6 +15,7 @@ texts (its default function downloads a model). We hand it our own vectors; scor
 
 from __future__ import annotations
 
+import uuid
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -42,8 +43,8 @@ def _import_chromadb():
 class ChromaStore:
     """A chroma collection in cosine space; ``path`` persists it, ``host`` uses a server, neither keeps it in memory.
 
-    In memory, chroma shares one ephemeral system per process: two in-memory stores with the same
-    collection name see the same items.
+    In memory, each store gets a private collection (chroma shares one ephemeral system per process,
+    so a replay's conversations would otherwise see each other's items).
     """
 
     def __init__(
@@ -66,6 +67,8 @@ class ChromaStore:
             self._client = chromadb.PersistentClient(path=str(path), settings=settings)
         else:
             self._client = chromadb.EphemeralClient(settings=settings)
+            # chroma shares one in-memory system per process: a private name keeps each store apart
+            collection = f"{collection}-{uuid.uuid4().hex[:12]}"
         self.path = Path(path) if path is not None else None
         self._collection = self._client.get_or_create_collection(
             collection,

@@ -98,3 +98,13 @@ def test_empty_tier_set_matches_nothing(tmp_path):
     nothing = MemoryFilter(tiers=frozenset())
     assert store.search(np.ones(DIM), 3, nothing) == [] and list(store.items(nothing)) == []
     store.close()
+
+
+def test_in_memory_stores_do_not_share_items():
+    from datetime import datetime
+
+    from openclaw_lab.model import MemoryItem
+
+    first, second = ChromaStore(), ChromaStore()
+    first.upsert([MemoryItem.new("only in the first", now=datetime(2023, 1, 1), id="a", embedding=np.ones(4))])
+    assert first.count() == 1 and second.count() == 0
