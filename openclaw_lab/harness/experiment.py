@@ -8,7 +8,6 @@
 
 from __future__ import annotations
 
-import json
 import tempfile
 import warnings
 from collections.abc import Sequence

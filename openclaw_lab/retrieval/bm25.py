@@ -28,6 +28,7 @@ import numpy as np
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits, to_timestamp
 from openclaw_lab.retrieval.protocol import check_query
 from openclaw_lab.retrieval.tokenize import Stopwords, resolve_stopwords, tokenize_many
+from openclaw_lab.stores.codec import numeric_mask
 
 __all__ = ["BM25Retriever", "BM25_METHODS"]
 
@@ -200,16 +201,7 @@ class BM25Retriever:
 
     def _numeric_mask(self, filter: MemoryFilter | None) -> np.ndarray:
         """Rows passing the filter's importance and time bounds (vectorised; the rest is item by item)."""
-        mask = np.ones(len(self._ids), dtype=bool)
-        if filter is None:
-            return mask
-        if filter.min_importance is not None:
-            mask &= self._importance >= int(filter.min_importance)
-        if filter.since is not None:
-            mask &= self._created >= to_timestamp(filter.since)
-        if filter.until is not None:
-            mask &= self._created < to_timestamp(filter.until)
-        return mask
+        return numeric_mask(filter, self._importance, self._created)
 
 
 def _needs_items(filter: MemoryFilter) -> bool:

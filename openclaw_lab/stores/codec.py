@@ -20,6 +20,7 @@ __all__ = [
     "flat_fields",
     "from_flat",
     "filter_terms",
+    "numeric_mask",
     "metadata_pair",
     "check_vector",
     "check_batch",
@@ -148,3 +149,17 @@ def check_model(stored: str | None, wanted: str | None, where: str) -> str | Non
 def normalise(matrix: np.ndarray) -> np.ndarray:
     norms = np.linalg.norm(matrix, axis=-1, keepdims=True)
     return matrix / np.where(norms == 0, 1.0, norms)
+
+
+def numeric_mask(filter: MemoryFilter | None, importance: np.ndarray, created_at: np.ndarray) -> np.ndarray:
+    """Rows passing ``filter``'s importance and time bounds, from per-row arrays (``created_at`` in POSIX s)."""
+    mask = np.ones(importance.shape[0], dtype=bool)
+    if filter is None:
+        return mask
+    if filter.min_importance is not None:
+        mask &= importance >= int(filter.min_importance)
+    if filter.since is not None:
+        mask &= created_at >= to_timestamp(filter.since)
+    if filter.until is not None:
+        mask &= created_at < to_timestamp(filter.until)
+    return mask

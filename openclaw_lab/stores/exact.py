@@ -21,7 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits, to_timestamp
-from openclaw_lab.stores.codec import check_vector, from_record, normalise, to_record
+from openclaw_lab.stores.codec import check_vector, from_record, normalise, numeric_mask, to_record
 
 __all__ = ["ExactStore", "top_k_indices", "atomic_write"]
 
@@ -144,15 +144,9 @@ class ExactStore:
     def _mask(self, filter: MemoryFilter | None) -> np.ndarray:
         """Rows passing ``filter``: numeric conditions vectorised, the rest item by item."""
         self._flush()
-        mask = np.ones(len(self._ids), dtype=bool)
+        mask = numeric_mask(filter, self._importance, self._created)
         if filter is None or filter.is_empty:
             return mask
-        if filter.min_importance is not None:
-            mask &= self._importance >= int(filter.min_importance)
-        if filter.since is not None:
-            mask &= self._created >= to_timestamp(filter.since)
-        if filter.until is not None:
-            mask &= self._created < to_timestamp(filter.until)
         if filter.tags_any:
             mask &= self._tag_mask(filter.tags_any, np.any)
         if filter.tags_all:

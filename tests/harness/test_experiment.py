@@ -1,9 +1,6 @@
 """A real replay of LoCoMo conversations through the default stack, with real recall figures."""
 
 import json
-import subprocess
-import sys
-from pathlib import Path
 
 import pytest
 
