@@ -35,6 +35,7 @@ class DatasetConfig:
     conversations: tuple[str, ...] | None = None  # conversation ids to keep
     limit: int | None = None  # or the first ``limit`` conversations
     fallback: str | None = None  # a dataset to use when this one is not on the data path
+    fallback_params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if self.conversations is not None:

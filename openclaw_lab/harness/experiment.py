@@ -66,7 +66,7 @@ def load_benchmark(settings: DatasetConfig) -> Benchmark:
         if not settings.fallback:
             raise
         warnings.warn(f"{missing}; using the {settings.fallback!r} dataset instead", stacklevel=2)
-        benchmark = registry.datasets.create(settings.fallback)
+        benchmark = registry.datasets.create(settings.fallback, **settings.fallback_params)
     if settings.conversations is not None or settings.limit is not None:
         conversations = list(settings.conversations) if settings.conversations is not None else None
         benchmark = benchmark.subset(conversations, settings.limit)

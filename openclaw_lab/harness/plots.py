@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
-
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
+import matplotlib.pyplot as plt  # without a display matplotlib picks Agg itself; notebooks keep inline plots
+import pandas as pd
 
 __all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve"]
 
