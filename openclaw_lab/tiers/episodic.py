@@ -90,6 +90,7 @@ class EpisodicMemory:
     def __init__(self, path: str | Path) -> None:
         self.db = Database(path, SCHEMA, SCHEMA_VERSION)
         self._index: ExactStore | None = None  # built on the first search
+        self._dim: int | None = None
 
     # sessions
     def create_session(
@@ -128,16 +129,18 @@ class EpisodicMemory:
     # memories: the VectorStore protocol
     def upsert(self, items: Sequence[MemoryItem]) -> None:
         items = [item.replace(tier=MemoryTier.EPISODIC) for item in items]
-        dims = {item.embedding.shape[0] for item in items if item.embedding is not None}
-        stored_dim = self._stored_dim()
-        for dim in dims:
-            check_vector(np.zeros(dim), stored_dim or next(iter(dims)), "embedding")
+        embedded = [item.embedding for item in items if item.embedding is not None]
+        dim = self._stored_dim() or (embedded[0].shape[0] if embedded else None)
+        for vector in embedded:  # every item is checked before anything is written
+            check_vector(vector, dim, "embedding")
         with self.db.transaction() as conn:
             conn.executemany(f"INSERT OR REPLACE INTO memories VALUES ({','.join('?' * len(COLUMNS))})",
                              [_row_values(item) for item in items])  # fmt: skip
             touched = {(item.session_id, to_timestamp(item.last_accessed)) for item in items if item.session_id}
             conn.executemany("UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE id = ?",
                              [(t, s) for s, t in touched])  # fmt: skip
+        if embedded:
+            self._dim = dim
         if self._index is not None:
             self._index.upsert([item for item in items if item.embedding is not None])
 
@@ -159,6 +162,10 @@ class EpisodicMemory:
         return self.db.query("SELECT COUNT(*) FROM memories")[0][0]
 
     def items(self, filter: MemoryFilter | None = None) -> Iterator[MemoryItem]:
+        """Stored items passing ``filter``, oldest first (from the search index when it holds them all)."""
+        if self._index is not None and self._index.count() == self.count():
+            yield from sorted(self._index.items(filter), key=lambda item: (item.created_at, item.id))
+            return
         for row in self.db.query("SELECT * FROM memories ORDER BY created_at, id"):
             item = _row_item(row)
             if filter is None or filter.matches(item):
@@ -203,8 +210,11 @@ class EpisodicMemory:
         self.db.close()
 
     def _stored_dim(self) -> int | None:
-        row = self.db.query("SELECT embedding FROM memories WHERE embedding IS NOT NULL LIMIT 1")
-        return len(row[0][0]) // 4 if row else None
+        """The embedding dimension of this file, read once (then kept from our own writes)."""
+        if self._dim is None:
+            row = self.db.query("SELECT embedding FROM memories WHERE embedding IS NOT NULL LIMIT 1")
+            self._dim = len(row[0][0]) // 4 if row else None
+        return self._dim
 
 
 def _session(row: Any) -> SessionInfo:
