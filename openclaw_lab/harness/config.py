@@ -47,7 +47,7 @@ class DatasetConfig:
 @dataclass(frozen=True)
 class MemoryConfig:
     store: str = "exact"  # the semantic tier's vector store, by registry name
-    unit: str = "turn"  # "turn" or "round" (a user turn with the reply that follows)
+    unit: str = "turn"  # "turn", "round" (two turns), "session" or "user-session" (LongMemEval's key)
     turn_seconds: float = 30.0  # the simulated clock's step per turn within a session
     simulate_access: bool = True  # at each incoming turn, retrieve as an agent would
     access_k: int = 3
@@ -57,8 +57,9 @@ class MemoryConfig:
     store_params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.unit not in ("turn", "round"):
-            raise ValueError(f"memory.unit: {self.unit!r} is not one of turn, round")
+        units = ("turn", "round", "session", "user-session")
+        if self.unit not in units:
+            raise ValueError(f"memory.unit: {self.unit!r} is not one of {', '.join(units)}")
         if self.access_k < 1 or self.turn_seconds < 0:
             raise ValueError(f"memory.access_k/turn_seconds: {self.access_k}, {self.turn_seconds} out of range")
 

@@ -49,13 +49,24 @@ def render_turn(speaker: str, text: str, caption: str = "") -> str:
 
 
 def memory_units(session: Session, unit: str, conversation_id: str) -> list[dict[str, Any]]:
-    """The records (content, source ids, metadata) of a session's memory units."""
+    """The records (content, source ids, metadata) of a session's memory units.
+
+    ``turn``: one item a turn; ``round``: two turns; ``session``: the whole session; ``user-session``:
+    the session's user turns joined by spaces (LongMemEval's official retrieval key for a session).
+    """
     turns = list(session.turns)
-    groups = [turns[i : i + 2] for i in range(0, len(turns), 2)] if unit == "round" else [[t] for t in turns]
+    if unit == "user-session":
+        turns = [t for t in turns if t.speaker == "user"]
+    if unit in ("session", "user-session"):
+        groups = [turns] if turns else []
+    else:
+        groups = [turns[i : i + 2] for i in range(0, len(turns), 2)] if unit == "round" else [[t] for t in turns]
+    join = (lambda group: " ".join(t.text for t in group)) if unit == "user-session" else (
+        lambda group: "\n".join(render_turn(t.speaker, t.text, t.caption) for t in group))  # fmt: skip
     return [
         {
             "id": f"{conversation_id}|{group[0].id}",
-            "content": "\n".join(render_turn(t.speaker, t.text, t.caption) for t in group),
+            "content": join(group),
             "session_id": session.id,
             "source_ids": [t.id for t in group],
             "metadata": {"speaker": group[0].speaker, "session": session.id},

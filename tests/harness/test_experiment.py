@@ -1,6 +1,7 @@
 """A real replay of LoCoMo conversations through the default stack, with real recall figures."""
 
 import json
+from pathlib import Path
 
 import pytest
 
@@ -96,3 +97,15 @@ def test_answer_in_context_grows_with_the_budget(locomo_path, embedder):
     share = result.answer_in_context.loc["all", [64, 512, 2048]].tolist()
     assert share[0] < share[1] <= share[2] and share[2] > 0.2
     assert result.answer_in_context.loc["all", "questions"] < 105  # adversarial questions have no answer to find
+
+
+def test_longmemeval_format_under_the_official_protocol(embedder):
+    fixture = Path(__file__).resolve().parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json"
+    config = ExperimentConfig.from_toml(Path(__file__).resolve().parents[2] / "experiments" / "longmemeval-s.toml")
+    config = config.with_value("dataset.params", {"path": str(fixture), "drop_abstention": True})
+    result = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+    evaluated = set(result.qrels["session"])
+    assert evaluated and not any(qid.endswith("_abs") for qid in evaluated)
+    assert set(result.runs["dense.session"]) == evaluated
+    assert 0.0 <= result.metrics["dense"]["session.hit_rate@5"] <= 1.0
+    assert result.metrics["dense"]["session.recall_all@50"] == 1.0  # tiny haystacks: everything is within 50

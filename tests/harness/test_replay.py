@@ -57,3 +57,17 @@ def test_round_units_pair_turns_with_speakers_and_captions(benchmark):
     assert rounds[0]["source_ids"] == [session.turns[0].id, session.turns[1].id]
     assert rounds[0]["content"].splitlines()[0] == render_turn(session.turns[0].speaker, session.turns[0].text)
     assert render_turn("Ana", "look", "a dog on a beach") == "Ana: look [image: a dog on a beach]"
+
+
+def test_user_session_units_follow_the_longmemeval_protocol():
+    from pathlib import Path
+
+    from openclaw_lab.datasets import load_longmemeval, session_documents
+
+    fixture = Path(__file__).resolve().parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json"
+    conversation = load_longmemeval(fixture, drop_abstention=True).conversations[0]
+    units = [u for s in conversation.sessions for u in memory_units(s, "user-session", conversation.id)]
+    assert {u["session_id"]: u["content"] for u in units} == {
+        k: v for k, v in session_documents(conversation).items() if v
+    }
+    assert all(len(memory_units(s, "session", "c")) == 1 for s in conversation.sessions)
