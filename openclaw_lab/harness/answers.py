@@ -19,6 +19,7 @@ from openclaw_lab.agent.context import ContextAssembler, answer_in_context, norm
 from openclaw_lab.clock import SimulatedClock
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.embedding import Embedder
+from openclaw_lab.harness.metrics import by_category
 from openclaw_lab.harness.replay import ConversationReplay
 
 __all__ = ["answer_in_context_table", "DEFAULT_BUDGETS"]
@@ -55,8 +56,5 @@ def answer_in_context_table(
             rows.append(row)
     if not rows:
         raise ValueError("questions: none has an answer to look for")
-    frame = pd.DataFrame(rows)
-    table = frame.groupby("category")[list(budgets)].mean()
-    table.loc["all"] = frame[list(budgets)].mean()
-    table["questions"] = frame.groupby("category").size().reindex(table.index).fillna(len(frame)).astype(int)
-    return table
+    frame = pd.DataFrame(rows).set_index("question")
+    return by_category(frame[list(budgets)].astype(float), frame["category"].to_dict())

@@ -40,7 +40,7 @@ def training_queries(
 
 def crossfit_run(
     replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], embedder: Embedder, k: int,
-    *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0, **_: Any,
+    *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0,
 ) -> tuple[RunDict, list[dict[str, Any]]]:
     """The run of every question, each reranked by a model fitted without its conversation."""
     queries = training_queries(replays, questions, embedder, max(candidates, k))

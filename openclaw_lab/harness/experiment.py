@@ -24,8 +24,10 @@ from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
 from openclaw_lab.harness.crossfit import crossfit_run
+from openclaw_lab.harness.environment import environment
 from openclaw_lab.harness.metrics import by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, to_level
 from openclaw_lab.harness.replay import ConversationReplay, replay_conversation
+from openclaw_lab.harness.results import new_run_dir, write_result
 from openclaw_lab.retrieval.protocol import RunDict, search_batch
 
 __all__ = ["ExperimentResult", "run_experiment", "load_benchmark", "replay_benchmark", "evaluate_systems", "CROSSFIT"]
@@ -191,9 +193,6 @@ def run_experiment(
 
     ``run_dir`` names the run folder itself (a new, empty folder), as a sweep does for its points.
     """
-    from openclaw_lab.harness.environment import environment
-    from openclaw_lab.harness.results import new_run_dir, write_result
-
     embedder = embedder or Embedder()
     benchmark = benchmark or load_benchmark(config.dataset)
     if run_dir is not None:

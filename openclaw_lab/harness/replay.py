@@ -121,7 +121,8 @@ def replay_conversation(
     vectors = iter(embedder.encode([r["content"] for records in per_session for r in records]))
     result = ConversationReplay(conversation.id, [], units_seen=0)
     step = timedelta(seconds=config.memory.turn_seconds)
-    policy = registry.remember_policies.create(config.memory.remember, **config.memory.remember_params) if config.memory.remember else None
+    remember = config.memory.remember
+    policy = registry.remember_policies.create(remember, **config.memory.remember_params) if remember else None
     for session, records in zip(sessions, per_session):
         clock.set(max(session.started_at, clock.now()))
         for record in records:
@@ -131,14 +132,13 @@ def replay_conversation(
             if config.memory.simulate_access:
                 memory.search_vector(vector, config.memory.access_k)
             result.units_seen += 1
-            if policy is not None:
+            keep = True
+            if policy is not None:  # only what the policy keeps is stored, with the importance it gives
                 decision = policy.decide(record["content"])
                 result.remembered |= dict.fromkeys(record["source_ids"], decision.remember)
-                if not decision.remember:
-                    clock.advance(step)
-                    continue
-                record = {**record, "importance": decision.importance}
-            memory.add_many([{**record, "embedding": vector, "created_at": clock.now()}])
+                keep, record = decision.remember, {**record, "importance": decision.importance}
+            if keep:
+                memory.add_many([{**record, "embedding": vector, "created_at": clock.now()}])
             clock.advance(step)
         result.footprint.append({"at": clock.now().isoformat(), "session": session.id, **memory.footprint()})
     asked_at = max((q.asked_at for q in questions), default=clock.now())

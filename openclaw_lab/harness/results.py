@@ -10,6 +10,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from openclaw_lab.clock import SystemClock
 from openclaw_lab.harness.config import ExperimentConfig
 
@@ -49,8 +51,6 @@ def write_result(result: Any, run_dir: Path) -> None:
         system, level = key.rsplit(".", 1)
         rows.append(table.assign(system=system, level=level).reset_index())
     if rows:
-        import pandas as pd
-
         pd.concat(rows).to_csv(run_dir / "per_category.csv", index=False)
     result.footprint.to_csv(run_dir / "footprint.csv", index=False)
     _write_json(run_dir / "consolidation_log.json", result.consolidations)

@@ -20,6 +20,7 @@ from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.experiment import ExperimentResult, load_benchmark, run_experiment
+from openclaw_lab.harness.results import new_run_dir
 
 __all__ = ["grid", "run_sweep", "pareto_front", "recall_at_footprint", "SweepResult"]
 
@@ -51,8 +52,6 @@ def run_sweep(
     progress: bool = True,
 ) -> SweepResult:
     """Run every grid point; write each point's run folder and a summary (CSV + Pareto plot)."""
-    from openclaw_lab.harness.results import new_run_dir
-
     embedder = embedder or Embedder()
     benchmark = benchmark or load_benchmark(config.dataset)
     sweep_dir = new_run_dir(results_dir, config, suffix="-sweep") if results_dir is not None else None
