@@ -49,9 +49,9 @@ def main() -> None:
             raws.append(timed(lambda: embedder.st_model.encode(texts, batch_size=64, normalize_embeddings=True)))
             cold_embedder = Embedder(cache=EmbeddingCache(f"{folder}/cache-{trial}.sqlite"))
             cold_embedder._model = embedder.st_model  # same weights, empty cache
-            memory = MemoryManager.open(f"{folder}/cold-{trial}", store="chroma", embedder=cold_embedder, clock=clock)
+            memory = MemoryManager.open(f"{folder}/cold-{trial}", embedder=cold_embedder, clock=clock)
             colds.append(timed(lambda: memory.add_many(records)))
-        warm_memory = MemoryManager.open(f"{folder}/warm", store="chroma", embedder=cold_embedder, clock=clock)
+        warm_memory = MemoryManager.open(f"{folder}/warm", embedder=cold_embedder, clock=clock)
         warm = timed(lambda: warm_memory.add_many(records))
     raw, cold = min(raws), min(colds)
     n = len(texts)

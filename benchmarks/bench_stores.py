@@ -27,7 +27,7 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import numpy as np  # noqa: E402
 
 from openclaw_lab.model import MemoryFilter, MemoryItem  # noqa: E402
-from openclaw_lab.registry import stores  # noqa: E402
+from openclaw_lab.harness.registry import stores  # noqa: E402
 
 T0 = datetime(2023, 5, 8, tzinfo=timezone.utc)
 FILTERS = {

@@ -6,6 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
+from openclaw_lab.errors import OpenClawError
+
 __all__ = ["main"]
 
 
@@ -95,7 +97,8 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="compare run folders with significance tests")
     compare.add_argument("dirs", nargs="+", type=Path)
     compare.add_argument("--level", default="session", choices=["turn", "session"])
-    compare.add_argument("--test", default="student", choices=["student", "fisher", "tukey"])
+    compare.add_argument("--test", default=None, choices=["student", "fisher", "tukey"],
+                         help="the paired test (default: the run's metrics.significance)")
     compare.set_defaults(handler=_compare)
     report = commands.add_parser("report", help="write report.md for a run folder")
     report.add_argument("dir", type=Path)
@@ -117,7 +120,7 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
         return args.handler(args)
-    except (ValueError, OSError) as error:
+    except (OpenClawError, ValueError, OSError) as error:  # bad input: one line; anything else is a bug
         print(f"openclaw-lab {args.command}: {error}", file=sys.stderr)
         return 2
 

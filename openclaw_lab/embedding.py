@@ -24,6 +24,7 @@ import numpy as np
 __all__ = ["Embedder", "EmbeddingCache", "CacheStats", "default_model_path", "default_cache_path"]
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
+BACKENDS = ("torch", "onnx", "openvino")
 
 
 def default_model_path() -> str:
@@ -104,8 +105,9 @@ class Embedder:
     """L2-normalised float32 embeddings from a sentence-transformers model, loaded on first use.
 
     ``model`` is a local folder or an installed model package's path; ``model_id`` names it in the
-    cache (defaults to the folder name). ``cache=None`` uses the default cache file; pass
-    ``cache=False`` to encode without one.
+    cache (defaults to the folder name). ``backend`` is sentence-transformers' (``torch``, ``onnx``,
+    ``openvino``); any other than torch is part of the cache key, so vectors are never mixed.
+    ``cache=None`` uses the default cache file; pass ``cache=False`` to encode without one.
     """
 
     def __init__(
@@ -117,9 +119,16 @@ class Embedder:
         batch_size: int = 64,
         progress_threshold: int = 512,
         device: str = "cpu",
+        backend: str = "torch",
     ) -> None:
+        if backend not in BACKENDS:
+            raise ValueError(f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+        if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
+            raise ValueError(f"batch_size: {batch_size!r} must be an integer >= 1")
         self.model = str(model) if model is not None else None
-        self.model_id = model_id or (DEFAULT_MODEL_ID if model is None else Path(str(model)).name)
+        self.backend = backend
+        name = model_id or (DEFAULT_MODEL_ID if model is None else Path(str(model)).name)
+        self.model_id = name if backend == "torch" else f"{name}@{backend}"
         self.cache = None if cache is False else (cache if isinstance(cache, EmbeddingCache) else EmbeddingCache())
         self.batch_size = batch_size
         self.progress_threshold = progress_threshold
@@ -141,7 +150,7 @@ class Embedder:
             path = self.model or default_model_path()
             if not Path(path).exists():
                 raise ValueError(f"model: {path!r} is not a local folder; models are never downloaded here")
-            self._model = SentenceTransformer(path, device=self.device, local_files_only=True)
+            self._model = SentenceTransformer(path, device=self.device, local_files_only=True, backend=self.backend)
         return self._model
 
     @property

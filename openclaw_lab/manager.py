@@ -4,7 +4,8 @@
 SQLite file and a semantic chromadb directory. No server to start.
 
 >>> import tempfile
->>> memory = MemoryManager.open(tempfile.mkdtemp(), store="exact")
+>>> from openclaw_lab.stores.exact import ExactStore
+>>> memory = MemoryManager.open(tempfile.mkdtemp(), store=ExactStore())
 >>> _ = memory.add("My sister Ana lives in Porto", session_id="s1")
 >>> memory.search("where does Ana live?")[0].item.content
 'My sister Ana lives in Porto'
@@ -12,17 +13,17 @@ SQLite file and a semantic chromadb directory. No server to start.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from openclaw_lab import registry
 from openclaw_lab.clock import Clock, SystemClock
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.model import Hit, Importance, MemoryFilter, MemoryItem, MemoryQuery, MemoryTier, sorted_hits
+from openclaw_lab.stores.protocol import VectorStore
 from openclaw_lab.tiers.episodic import EpisodicMemory
 from openclaw_lab.consolidation.consolidate import promote
 from openclaw_lab.tiers.semantic import SemanticMemory
@@ -57,21 +58,21 @@ class MemoryManager:
         cls,
         path: str | Path,
         *,
-        store: str = "chroma",
+        store: VectorStore | None = None,
         clock: Clock | None = None,
         embedder: Embedder | None = None,
-        store_params: Mapping[str, Any] | None = None,
         **params: Any,
     ) -> MemoryManager:
-        """The embedded default stack in ``path``: episodic.sqlite and a ``semantic/`` store folder."""
+        """The embedded default stack in ``path``: episodic.sqlite and, unless ``store`` is given, chromadb in ``semantic/``."""
         root = Path(path)
         root.mkdir(parents=True, exist_ok=True)
         embedder = embedder or Embedder()
-        semantic_store = registry.stores.create(
-            store, path=root / "semantic", embedding_model=embedder.model_id, **(store_params or {})
-        )
+        if store is None:
+            from openclaw_lab.stores.chroma import ChromaStore  # imported on use: chromadb is slow to import
+
+            store = ChromaStore(root / "semantic", embedding_model=embedder.model_id)
         episodic = EpisodicMemory(root / "episodic.sqlite")
-        return cls(embedder=embedder, episodic=episodic, semantic=SemanticMemory(semantic_store), clock=clock, **params)
+        return cls(embedder=embedder, episodic=episodic, semantic=SemanticMemory(store), clock=clock, **params)
 
     def working(self, session_id: str) -> WorkingMemory:
         """This session's working memory (created on first use)."""
@@ -101,15 +102,35 @@ class MemoryManager:
         missing = [i for i, item in enumerate(drafts) if item.embedding is None]
         for i, vector in zip(missing, self.embedder.encode([drafts[i].content for i in missing])):
             drafts[i] = drafts[i].replace(embedding=vector)
-        for session_id in dict.fromkeys(item.session_id for item in drafts):
-            self.episodic.create_session(session_id, user_id=self.user_id, now=now)
-        by_tier = {tier: [item for item in drafts if item.tier is tier] for tier in MemoryTier}
+        self.write(drafts)
+        return drafts
+
+    def write(
+        self, items: Sequence[MemoryItem], *, promote_ids: Collection[str] | None = None, user_id: str | None = None
+    ) -> list[MemoryItem]:
+        """The one write path (``add_many``, the agent loop and the replay all end here): store embedded items.
+
+        Each item goes to its tier; those in ``promote_ids`` (default: the CRITICAL ones) also get a
+        long-term semantic copy, which is returned. The episodic and semantic writes are all or
+        nothing: if the semantic write fails, the episodic rows just written are removed again.
+        Sessions are created for ``user_id`` (default: the manager's user).
+        """
+        now = self.clock.now()
+        if promote_ids is None:
+            promote_ids = {item.id for item in items if item.importance is Importance.CRITICAL}
+        copies = [promote(item, now) for item in items if item.id in promote_ids and item.tier is not MemoryTier.SEMANTIC]
+        for session_id in dict.fromkeys(item.session_id for item in items):
+            self.episodic.create_session(session_id, user_id=user_id or self.user_id, now=now)
+        by_tier = {tier: [item for item in items if item.tier is tier] for tier in MemoryTier}
+        self.episodic.upsert(by_tier[MemoryTier.EPISODIC])
+        try:
+            self.semantic.upsert(by_tier[MemoryTier.SEMANTIC] + copies)
+        except Exception:
+            self.episodic.delete([item.id for item in by_tier[MemoryTier.EPISODIC]])
+            raise
         for item in by_tier[MemoryTier.WORKING]:
             self.working(item.session_id).put(item)
-        self.episodic.upsert(by_tier[MemoryTier.EPISODIC])
-        critical = [i for i in drafts if i.importance is Importance.CRITICAL and i.tier is not MemoryTier.SEMANTIC]
-        self.semantic.upsert(by_tier[MemoryTier.SEMANTIC] + [promote(i, now) for i in critical])
-        return drafts
+        return copies
 
     def search(self, query: MemoryQuery | str, *, record_access: bool = True) -> list[Hit]:
         """Hits from every tier the query allows, merged by similarity (higher is better).

@@ -2,18 +2,21 @@
 
 One ``process(message)``: validate, gather candidates (the user's relevant long-term memories, the
 current session's memories, its working memory), assemble them within the budgets, call the agent,
-and only then write: the turn goes to the session store (episodic) and working memory, and when the
-remember policy keeps it, a long-term (semantic) copy with the policy's importance. Nothing is
+and only then write, through the manager's one write path: the turn goes to the session store
+(episodic) and working memory, and when the remember policy says so, it is promoted: a long-term
+(semantic) copy with the policy's importance. (In a replay the same policy decides admission instead:
+whether a unit is stored at all.) Nothing is
 written when the message is bad or the agent fails. Sessions persist in the episodic SQLite file, so
 a new process for the same user finds their earlier sessions.
 
 >>> import tempfile
 >>> from openclaw_lab.agent.protocol import ScriptedAgent
 >>> from openclaw_lab.manager import MemoryManager
->>> loop = MemoryAwareAgent(MemoryManager.open(tempfile.mkdtemp(), store="exact"), ScriptedAgent(["Noted!"]))
+>>> from openclaw_lab.stores.exact import ExactStore
+>>> loop = MemoryAwareAgent(MemoryManager.open(tempfile.mkdtemp(), store=ExactStore()), ScriptedAgent(["Noted!"]))
 >>> _ = loop.start_session("s1")
 >>> turn = loop.process("Remember this: my sister Ana lives in Porto")
->>> turn.reply, turn.remembered is not None, turn.item.content
+>>> turn.reply, turn.promoted is not None, turn.item.content
 ('Noted!', True, 'User: Remember this: my sister Ana lives in Porto | Assistant: Noted!')
 """
 
@@ -21,13 +24,11 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from openclaw_lab.agent.context import AssembledContext, ContextAssembler
 from openclaw_lab.agent.protocol import Agent, AgentError
 from openclaw_lab.agent.remember import RememberDecision, RememberPolicy, SeedRememberPolicy
-from openclaw_lab.consolidation.consolidate import promote
 from openclaw_lab.manager import MemoryManager
 from openclaw_lab.model import Hit, Importance, MemoryFilter, MemoryItem, MemoryQuery, MemoryTier, check_k
 from openclaw_lab.tiers.episodic import SessionInfo
@@ -52,12 +53,12 @@ def turn_text(message: str, reply: str) -> str:
 
 @dataclass(frozen=True)
 class AgentTurn:
-    """The reply, the context it was given, the stored turn and its long-term copy (None if not kept)."""
+    """The reply, the context it was given, the stored turn and its long-term copy (None if not promoted)."""
 
     reply: str
     context: AssembledContext
     item: MemoryItem
-    remembered: MemoryItem | None
+    promoted: MemoryItem | None
     importance: Importance
     decision: RememberDecision
 
@@ -140,11 +141,12 @@ class MemoryAwareAgent:
         item = MemoryItem.new(text, now=now, importance=decision.importance, **fields)
         self._check_fits_working(render_line(item), "reply")
         item = item.replace(embedding=self.memory.embedder.encode_one(text))
-        remembered = self._write(item, decision, now)
+        copies = self.memory.write([item], promote_ids={item.id} if decision.remember else (), user_id=self.user_id)
+        self.memory.working(item.session_id).put(item)
         if self._record_access:
             used = set(context.used_item_ids.get("long_term", ()))
             self.memory.record_access([hit for hit in hits if hit.item.id in used])
-        return AgentTurn(reply, context, item, remembered, decision.importance, decision)
+        return AgentTurn(reply, context, item, copies[0] if copies else None, decision.importance, decision)
 
     # helpers
     def _current_session(self) -> str:
@@ -181,16 +183,3 @@ class MemoryAwareAgent:
             "session_id": self._current_session(), "source": "agent", "tags": ("turn",),
             "source_ids": source_ids, "metadata": {"user_id": self.user_id, **(metadata or {})},
         }  # fmt: skip
-
-    def _write(self, item: MemoryItem, decision: RememberDecision, now: datetime) -> MemoryItem | None:
-        """Store the turn in the session store, its long-term copy if kept, then working memory."""
-        remembered = promote(item, now) if decision.remember else None
-        self.memory.episodic.upsert([item])
-        if remembered is not None:
-            try:
-                self.memory.semantic.upsert([remembered])
-            except Exception:
-                self.memory.episodic.delete([item.id])  # undo, so that the turn is stored whole or not at all
-                raise
-        self.memory.working(item.session_id).put(item)
-        return remembered

@@ -1,15 +1,12 @@
 """Datasets: LoCoMo, LongMemEval and a synthetic generator, found on a data path, loaded into a Benchmark.
 
->>> bench = load("synthetic", n_turns=200, seed=0)
+>>> bench = generate(n_turns=200, seed=0)
 >>> bench.name, len(bench.conversations)
 ('synthetic', 1)
 """
 
 from __future__ import annotations
 
-from typing import Any
-
-from openclaw_lab import registry
 from openclaw_lab.datasets.datapath import (
     DATA_FILES,
     ChecksumMismatch,
@@ -34,7 +31,6 @@ __all__ = [
     "Question",
     "LoadReport",
     "Benchmark",
-    "load",
     "load_locomo",
     "load_longmemeval",
     "iter_longmemeval",
@@ -52,7 +48,3 @@ __all__ = [
     "DownloadError",
 ]
 
-
-def load(name: str, **params: Any) -> Benchmark:
-    """Load a dataset by its registry name ("locomo", "longmemeval", "synthetic") with its parameters."""
-    return registry.datasets.create(name, **params)

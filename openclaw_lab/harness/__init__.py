@@ -10,17 +10,19 @@ from openclaw_lab.harness.compare import compare_dirs, compare_runs
 from openclaw_lab.harness.config import (
     ConsolidationConfig, DatasetConfig, ExperimentConfig, MemoryConfig, MetricsConfig, SystemConfig,
 )  # fmt: skip
-from openclaw_lab.harness.experiment import CROSSFIT, ExperimentResult, load_benchmark, run_experiment
+from openclaw_lab.harness.build import Built, build, make_retriever, retrieve, strategy_names
+from openclaw_lab.harness.experiment import ExperimentResult, load_benchmark, run_experiment
 from openclaw_lab.harness.metrics import evaluate_run, qrels_for, to_level
 from openclaw_lab.harness.replay import ConversationReplay, replay_conversation
 from openclaw_lab.harness.report import metrics_table, write_report
 from openclaw_lab.harness.results import read_run
-from openclaw_lab.harness.sweep import SweepResult, pareto_front, recall_at_footprint, run_sweep
+from openclaw_lab.harness.metrics import pareto_front, recall_at_footprint
+from openclaw_lab.harness.sweep import SweepResult, run_sweep
 
 __all__ = [
     "Regression", "check_metrics", "check_run", "write_baseline", "compare_dirs", "compare_runs",
     "ConsolidationConfig", "DatasetConfig", "ExperimentConfig", "MemoryConfig", "MetricsConfig", "SystemConfig",
-    "CROSSFIT", "ExperimentResult", "load_benchmark", "run_experiment", "evaluate_run", "qrels_for", "to_level",
+    "Built", "build", "make_retriever", "retrieve", "strategy_names", "ExperimentResult", "load_benchmark", "run_experiment", "evaluate_run", "qrels_for", "to_level",
     "ConversationReplay", "replay_conversation", "metrics_table", "write_report", "read_run", "SweepResult",
     "pareto_front", "recall_at_footprint", "run_sweep",
 ]  # fmt: skip

@@ -45,9 +45,12 @@ def compare_runs(
 
 def compare_dirs(
     run_dirs: Sequence[str | Path], level: str = "session", metrics: Sequence[str] = DEFAULT_METRICS,
-    stat_test: str = "student",
+    stat_test: str | None = None,
 ) -> pd.DataFrame:
-    """Compare every system of the given run folders, which must share their qrels."""
+    """Compare every system of the given run folders, which must share their qrels.
+
+    ``stat_test`` defaults to the first run's ``metrics.significance``.
+    """
     runs: dict[str, RunDict] = {}
     qrels = None
     for run_dir in run_dirs:
@@ -55,6 +58,7 @@ def compare_dirs(
         if qrels is not None and data["qrels"][level] != qrels:
             raise ValueError(f"run_dirs: {run_dir} was evaluated on other questions than {run_dirs[0]}")
         qrels = data["qrels"][level]
+        stat_test = stat_test or data["config"]["metrics"].get("significance", "student")
         for system in (s["name"] for s in data["config"]["systems"]):  # the config's order: its first is the baseline
             name = system if len(run_dirs) == 1 else f"{Path(run_dir).name}:{system}"
             runs[name] = data["runs"][f"{system}.{level}"]

@@ -1,8 +1,17 @@
-"""Experiment configuration: a TOML file read into frozen dataclasses, checked field by field.
+"""Experiment configuration: a TOML file read into frozen dataclasses, every value checked at parse time.
+
+Each error names the dotted path of the field (``consolidation.interval_hours``) and, for an unknown
+key, the closest valid one. A setting left out means the library's default: ``None`` here is never
+restated as a value, so config and library cannot disagree. Names (strategies, stores, decay laws)
+are resolved by ``harness.build`` before any data loads.
 
 >>> config = ExperimentConfig.from_dict({"name": "demo", "dataset": {"name": "synthetic"}})
 >>> config.systems[0].strategy, config.metrics.k
 ('dense', (1, 3, 5, 10, 25, 50))
+>>> ExperimentConfig.from_dict({"name": "demo", "memory": {"access_k": "3"}})
+Traceback (most recent call last):
+...
+openclaw_lab.errors.ConfigError: memory.access_k: '3' is a str; expected an integer
 """
 
 from __future__ import annotations
@@ -11,21 +20,96 @@ import copy
 import hashlib
 import json
 import tomllib
+import types
+import typing
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-__all__ = ["ExperimentConfig", "DatasetConfig", "MemoryConfig", "ConsolidationConfig", "SystemConfig", "MetricsConfig"]
+from openclaw_lab.errors import ConfigError
+from openclaw_lab.harness.metrics import STAT_TESTS, metric_names
+from openclaw_lab.harness.registry import did_you_mean
+
+__all__ = [
+    "ExperimentConfig", "DatasetConfig", "EmbeddingConfig", "MemoryConfig", "ConsolidationConfig", "SystemConfig",
+    "MetricsConfig",
+]  # fmt: skip
+
+UNITS = ("turn", "round", "session", "user-session")
+TIERS = ("episodic", "semantic")
+LEVELS = ("turn", "session")
 
 
-def _build(cls: type, section: str, values: Mapping[str, Any] | None) -> Any:
-    """``cls(**values)``, refusing keys that ``cls`` does not have (a typo must not pass silently)."""
-    values = dict(values or {})
-    known = {f.name for f in fields(cls)}
-    if unknown := sorted(set(values) - known):
-        raise ValueError(f"{section}: unknown keys {unknown}; valid keys are {sorted(known)}")
-    return cls(**values)
+def _describe(hint: Any) -> str:
+    names = {int: "an integer", float: "a number", bool: "true or false", str: "a string", type(None): "nothing"}
+    if hint in names:
+        return names[hint]
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(arg) for arg in typing.get_args(hint))
+    if origin is tuple:
+        return f"a list of {_describe(typing.get_args(hint)[0]).removeprefix('a ').removeprefix('an ')}s"
+    if origin is dict:
+        return "a table"
+    return getattr(hint, "__name__", str(hint))
+
+
+def check_value(value: Any, hint: Any, path: str) -> Any:
+    """``value`` converted to the annotation ``hint`` (int → float, list → tuple), or a ConfigError at ``path``."""
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return value
+    if origin in (typing.Union, types.UnionType):
+        if value is None and type(None) in typing.get_args(hint):
+            return None
+        for arg in typing.get_args(hint):
+            if arg is not type(None):
+                try:
+                    return check_value(value, arg, path)
+                except ConfigError:
+                    continue
+    elif origin is tuple and isinstance(value, (list, tuple)):
+        return tuple(check_value(v, typing.get_args(hint)[0], f"{path}[{i}]") for i, v in enumerate(value))
+    elif origin is dict and isinstance(value, Mapping):
+        return dict(value)
+    elif hint is float and isinstance(value, (int, float)) and not isinstance(value, bool):
+        return float(value)
+    elif hint is int and isinstance(value, int) and not isinstance(value, bool):
+        return value
+    elif hint in (str, bool) and isinstance(value, hint):
+        return value
+    raise ConfigError(path, f"{value!r} is a {type(value).__name__}; expected {_describe(hint)}")
+
+
+def _build(cls: type, section: str, values: Any) -> Any:
+    """``cls(**values)`` with every value's type checked and unknown keys refused with a suggestion."""
+    if values is None:
+        values = {}
+    if not isinstance(values, Mapping):
+        raise ConfigError(section, f"{values!r} is a {type(values).__name__}; expected a table")
+    hints = typing.get_type_hints(cls)
+    known = [f.name for f in fields(cls)]
+    for key in values:
+        if key not in known:
+            raise ConfigError(f"{section}.{key}", "unknown key", did_you_mean(key, known))
+    checked = {key: check_value(value, hints[key], f"{section}.{key}") for key, value in values.items()}
+    try:
+        return cls(**checked)
+    except ConfigError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ConfigError(section, str(error)) from None
+
+
+def _require(condition: bool, path: str, problem: str) -> None:
+    if not condition:
+        raise ConfigError(path, problem)
+
+
+def _one_of(value: str, choices: tuple[str, ...], path: str) -> None:
+    if value not in choices:
+        raise ConfigError(path, f"{value!r} is not one of {', '.join(choices)}", did_you_mean(value, choices))
 
 
 @dataclass(frozen=True)
@@ -38,10 +122,17 @@ class DatasetConfig:
     fallback_params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        if self.conversations is not None:
-            object.__setattr__(self, "conversations", tuple(self.conversations))
-        if self.limit is not None and self.limit < 1:
-            raise ValueError(f"dataset.limit: {self.limit!r} must be >= 1")
+        _require(self.limit is None or self.limit >= 1, "dataset.limit", f"{self.limit!r} must be >= 1")
+
+
+@dataclass(frozen=True)
+class EmbeddingConfig:
+    """The embedding model; each setting left out is the ``Embedder``'s default (the packaged MiniLM)."""
+
+    model: str | None = None  # a local sentence-transformers folder or an installed model package
+    model_id: str | None = None  # its name in the embedding cache and the results
+    backend: str | None = None  # sentence-transformers backend: torch, onnx or openvino
+    batch_size: int | None = None
 
 
 @dataclass(frozen=True)
@@ -51,34 +142,35 @@ class MemoryConfig:
     turn_seconds: float = 30.0  # the simulated clock's step per turn within a session
     simulate_access: bool = True  # at each incoming turn, retrieve as an agent would
     access_k: int = 3
-    remember: str | None = None  # a remember policy by name: only the units it keeps are stored
-    remember_params: dict[str, Any] = field(default_factory=dict)
+    admission: str | None = None  # a remember policy by name: only the units it admits are stored at all
+    admission_params: dict[str, Any] = field(default_factory=dict)
     persist: bool = False  # keep the semantic store on disk (in the run folder) instead of in memory
     store_params: dict[str, Any] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        units = ("turn", "round", "session", "user-session")
-        if self.unit not in units:
-            raise ValueError(f"memory.unit: {self.unit!r} is not one of {', '.join(units)}")
-        if self.access_k < 1 or self.turn_seconds < 0:
-            raise ValueError(f"memory.access_k/turn_seconds: {self.access_k}, {self.turn_seconds} out of range")
+        _one_of(self.unit, UNITS, "memory.unit")
+        _require(self.access_k >= 1, "memory.access_k", f"{self.access_k} must be >= 1")
+        _require(self.turn_seconds >= 0, "memory.turn_seconds", f"{self.turn_seconds} must be >= 0")
 
 
 @dataclass(frozen=True)
 class ConsolidationConfig:
+    """Consolidation on the replay's clock; a setting left out (None) is the library's default."""
+
     enabled: bool = False
-    interval_hours: float = 24.0
-    law: str = "none"  # a registry decay law
-    law_params: dict[str, Any] = field(default_factory=dict)
-    threshold: float = 0.1  # prune below this decay score
+    interval_hours: float | None = None  # ConsolidationScheduler's interval (1 hour)
+    law: str | None = None  # a registry decay law (PrunePolicy's: the seed law)
+    law_params: dict[str, Any] = field(default_factory=dict)  # the law's parameters (of the default law if none)
+    threshold: float | None = None  # prune below this decay score (PrunePolicy's: 0.1)
     prune_tiers: tuple[str, ...] = ("semantic",)  # the seed prunes semantic items only
     policy: dict[str, Any] = field(default_factory=dict)  # ConsolidationPolicy thresholds
-    merge_threshold: float | None = 0.95
+    merge_threshold: float | None = 0.95  # None never merges
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "prune_tiers", tuple(self.prune_tiers))
-        if self.interval_hours <= 0:
-            raise ValueError(f"consolidation.interval_hours: {self.interval_hours!r} must be > 0")
+        _require(self.interval_hours is None or self.interval_hours > 0, "consolidation.interval_hours",
+                 f"{self.interval_hours!r} must be > 0")  # fmt: skip
+        for i, tier in enumerate(self.prune_tiers):
+            _one_of(tier, TIERS, f"consolidation.prune_tiers[{i}]")
 
 
 @dataclass(frozen=True)
@@ -96,23 +188,30 @@ class MetricsConfig:
     # Items each system returns per question before they are mapped to turns and sessions. Several
     # items can map to one turn (a semantic copy) or one session, so it must exceed max(k).
     depth: int = 100
-    levels: tuple[str, ...] = ("turn", "session")
+    levels: tuple[str, ...] = LEVELS
     gate: tuple[str, ...] = ("session.recall@10", "turn.recall@10")  # metrics checked by `openclaw-lab check`
-    significance: str = "student"  # ranx.compare's stat_test
+    significance: str = "student"  # the paired test of `openclaw-lab compare` and report.md (ranx's stat_test)
     answer_budgets: tuple[int, ...] = ()  # token budgets for answer-in-context (empty: not measured)
     answer_system: str | None = None  # the system whose retrieval feeds the context (default: the first)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "answer_budgets", tuple(sorted(set(self.answer_budgets))))
         object.__setattr__(self, "k", tuple(sorted(set(self.k))))
-        object.__setattr__(self, "levels", tuple(self.levels))
-        object.__setattr__(self, "gate", tuple(self.gate))
-        if not self.k or min(self.k) < 1:
-            raise ValueError(f"metrics.k: {self.k!r} must be integers >= 1")
-        if self.depth < max(self.k):
-            raise ValueError(f"metrics.depth: {self.depth} must be at least the largest k, {max(self.k)}")
-        if bad := [level for level in self.levels if level not in ("turn", "session")]:
-            raise ValueError(f"metrics.levels: {bad} are not turn or session")
+        _require(bool(self.k) and min(self.k) >= 1, "metrics.k", f"{self.k!r} must be integers >= 1")
+        _require(self.depth >= max(self.k), "metrics.depth", f"{self.depth} must be at least the largest k, {max(self.k)}")
+        _require(all(b >= 1 for b in self.answer_budgets), "metrics.answer_budgets", "budgets must be >= 1 token")
+        for i, level in enumerate(self.levels):
+            _one_of(level, LEVELS, f"metrics.levels[{i}]")
+        _one_of(self.significance, STAT_TESTS, "metrics.significance")
+        computed = self.computed()
+        for i, name in enumerate(self.gate):
+            if name not in computed:
+                raise ConfigError(f"metrics.gate[{i}]", f"{name!r} is not a metric this run computes",
+                                  did_you_mean(name, computed))  # fmt: skip
+
+    def computed(self) -> list[str]:
+        """Every ``level.metric`` name this configuration computes, e.g. ``session.recall@10``."""
+        return [f"{level}.{name}" for level in self.levels for name in metric_names(self.k)]
 
 
 DEFAULT_SYSTEMS = (SystemConfig("dense", "dense"),)
@@ -122,6 +221,7 @@ DEFAULT_SYSTEMS = (SystemConfig("dense", "dense"),)
 class ExperimentConfig:
     name: str
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
     systems: tuple[SystemConfig, ...] = DEFAULT_SYSTEMS
@@ -130,29 +230,42 @@ class ExperimentConfig:
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any]) -> ExperimentConfig:
-        data = dict(data)
-        if not isinstance(data.get("name"), str) or not data["name"]:
-            raise ValueError(f"name: {data.get('name')!r} must be a non-empty string")
-        known = {f.name for f in fields(cls)}
-        if unknown := sorted(set(data) - known):
-            raise ValueError(f"experiment: unknown keys {unknown}; valid keys are {sorted(known)}")
-        systems = tuple(_build(SystemConfig, "systems", s) for s in data.get("systems", [])) or DEFAULT_SYSTEMS
-        if len({s.name for s in systems}) != len(systems):
-            raise ValueError(f"systems: names must be unique, got {[s.name for s in systems]}")
+        if not isinstance(data, Mapping):
+            raise ConfigError("experiment", f"{data!r} is not a table")
+        known = [f.name for f in fields(cls)]
+        for key in data:
+            if key not in known:
+                raise ConfigError(key, "unknown key", did_you_mean(key, known))
+        name = data.get("name")
+        _require(isinstance(name, str) and bool(name.strip()), "name", f"{name!r} must be a non-empty string")
+        raw_systems = data.get("systems", [])
+        _require(isinstance(raw_systems, list), "systems", f"{raw_systems!r} must be a list of tables ([[systems]])")
+        systems = tuple(_build(SystemConfig, f"systems[{i}]", s) for i, s in enumerate(raw_systems)) or DEFAULT_SYSTEMS
+        names = [s.name for s in systems]
+        _require(len(set(names)) == len(names), "systems", f"names must be unique, got {names}")
+        metrics = _build(MetricsConfig, "metrics", data.get("metrics"))
+        if metrics.answer_system is not None:
+            _one_of(metrics.answer_system, tuple(names), "metrics.answer_system")
+        sweep = data.get("sweep", {})
+        _require(isinstance(sweep, Mapping), "sweep", f"{sweep!r} must be a table of setting = [values]")
         return cls(
-            name=data["name"],
+            name=name,
             dataset=_build(DatasetConfig, "dataset", data.get("dataset")),
+            embedding=_build(EmbeddingConfig, "embedding", data.get("embedding")),
             memory=_build(MemoryConfig, "memory", data.get("memory")),
             consolidation=_build(ConsolidationConfig, "consolidation", data.get("consolidation")),
             systems=systems,
-            metrics=_build(MetricsConfig, "metrics", data.get("metrics")),
-            sweep=dict(data.get("sweep", {})),
+            metrics=metrics,
+            sweep=dict(sweep),
         )
 
     @classmethod
     def from_toml(cls, path: str | Path) -> ExperimentConfig:
-        with open(path, "rb") as handle:
-            return cls.from_dict(tomllib.load(handle))
+        try:
+            with open(path, "rb") as handle:
+                return cls.from_dict(tomllib.load(handle))
+        except tomllib.TOMLDecodeError as error:
+            raise ConfigError(str(path), f"not valid TOML: {error}") from None
 
     def to_dict(self) -> dict[str, Any]:
         return json.loads(json.dumps(asdict(self)))
@@ -169,9 +282,10 @@ class ExperimentConfig:
         node = data
         for key in path:
             if not isinstance(node, dict) or key not in node:
-                raise ValueError(f"sweep: {dotted!r} does not name a setting ({key!r} not found)")
+                raise ConfigError(dotted, f"does not name a setting ({key!r} not found)")
             node = node[key]
-        if last not in node and not path[-1:] in (["params"], ["law_params"], ["policy"]):
-            raise ValueError(f"sweep: {dotted!r} does not name a setting ({last!r} not found)")
+        if not isinstance(node, dict) or (last not in node and not path[-1:] in (["params"], ["law_params"], ["policy"],
+                                                                                 ["admission_params"], ["store_params"])):  # fmt: skip
+            raise ConfigError(dotted, f"does not name a setting ({last!r} not found)")
         node[last] = value
         return ExperimentConfig.from_dict(data)

@@ -2,7 +2,8 @@
 
 The first stage (dense + BM25 fused by RRF) is searched once per question; each fold then fits a
 ``LearnedReranker`` on the training conversations' candidates and reranks the held-out ones, so
-no question is ever scored by a model that saw it.
+no question is ever scored by a model that saw its conversation. Registered as the strategy
+``learned-crossfit``.
 """
 
 from __future__ import annotations
@@ -13,13 +14,14 @@ from typing import Any
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.replay import ConversationReplay
+from openclaw_lab.model import check_k
 from openclaw_lab.retrieval.bm25 import BM25Retriever
 from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.learned import Candidate, LearnedReranker, TrainingQuery, conversation_folds
 from openclaw_lab.retrieval.protocol import RunDict
 from openclaw_lab.retrieval.rerank import HybridFirstStage
 
-__all__ = ["training_queries", "crossfit_run"]
+__all__ = ["training_queries", "CrossFittedReranker"]
 
 
 def training_queries(
@@ -34,25 +36,40 @@ def training_queries(
             candidates: tuple[Candidate, ...] = tuple(first.search_candidates(q.text, depth))
             evidence = set(q.evidence_turn_ids)
             relevant = frozenset(c.item.id for c in candidates if evidence & set(c.item.source_ids))
-            out[q.id] = TrainingQuery(q.text, candidates, relevant, q.conversation_id, q.asked_at)
+            out[q.id] = TrainingQuery(q.text, candidates, relevant, q.conversation_id, replay.asked_at)
     return out
 
 
-def crossfit_run(
-    replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], embedder: Embedder, k: int,
-    *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0,
-) -> tuple[RunDict, list[dict[str, Any]]]:
-    """The run of every question, each reranked by a model fitted without its conversation."""
-    queries = training_queries(replays, questions, embedder, max(candidates, k))
-    conversation_ids = [r.conversation_id for r in replays if questions.get(r.conversation_id)]
-    run: RunDict = {}
-    models = []
-    for train, test in conversation_folds(conversation_ids, min(folds, len(conversation_ids)), seed):
-        fitted = [q for q in queries.values() if q.conversation_id in train and q.relevant]
-        model = LearnedReranker(C=C).fit(fitted)
-        models.append({"trained_on": sorted(train), "tested_on": sorted(test), **model.provenance})
-        for qid, q in queries.items():
-            if q.conversation_id in test:
-                hits = model.rerank_candidates(q.query, q.candidates, k, now=q.asked_at) if q.candidates else []
-                run[qid] = {hit.item.id: hit.score for hit in hits}
-    return run, models
+class CrossFittedReranker:
+    """The learned reranker, fitted ``folds`` times, each fold's model scoring only conversations it never saw."""
+
+    def __init__(
+        self, embedder: Embedder, *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0
+    ) -> None:
+        self.embedder = embedder
+        self.folds, self.candidates = check_k(folds, "folds"), check_k(candidates, "candidates")
+        if isinstance(C, bool) or not isinstance(C, (int, float)) or C <= 0:
+            raise ValueError(f"C: {C!r} must be a number > 0")
+        if isinstance(seed, bool) or not isinstance(seed, int):
+            raise ValueError(f"seed: {seed!r} must be an integer")
+        self.C, self.seed = C, seed
+
+    def __repr__(self) -> str:
+        return f"CrossFittedReranker(folds={self.folds}, candidates={self.candidates}, C={self.C}, seed={self.seed})"
+
+    def run(
+        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+    ) -> tuple[RunDict, list[dict[str, Any]]]:
+        """The run of every question, each reranked by a model fitted without its conversation."""
+        queries = training_queries(replays, questions, self.embedder, max(self.candidates, depth))
+        conversation_ids = [r.conversation_id for r in replays if questions.get(r.conversation_id)]
+        run: RunDict = {}
+        models = []
+        for train, test in conversation_folds(conversation_ids, min(self.folds, len(conversation_ids)), self.seed):
+            model = LearnedReranker(C=self.C).fit([q for q in queries.values() if q.conversation_id in train and q.relevant])
+            models.append({"trained_on": sorted(train), "tested_on": sorted(test), **model.provenance})
+            for qid, q in queries.items():
+                if q.conversation_id in test:
+                    hits = model.rerank_candidates(q.query, q.candidates, depth, now=q.asked_at) if q.candidates else []
+                    run[qid] = {hit.item.id: hit.score for hit in hits}
+        return run, models

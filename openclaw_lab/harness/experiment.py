@@ -9,8 +9,7 @@
 from __future__ import annotations
 
 import tempfile
-import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -18,22 +17,20 @@ from typing import Any
 import pandas as pd
 from tqdm.auto import tqdm
 
-from openclaw_lab import registry
-from openclaw_lab.clock import SimulatedClock
+from openclaw_lab.agent.remember import remember_metrics
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
-from openclaw_lab.harness.crossfit import crossfit_run
+from openclaw_lab.harness.answers import answer_in_context_table
+from openclaw_lab.harness.build import build, build_dataset
+from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.environment import environment
 from openclaw_lab.harness.metrics import by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, to_level
-from openclaw_lab.harness.replay import ConversationReplay, replay_conversation
+from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation
 from openclaw_lab.harness.results import new_run_dir, write_result
-from openclaw_lab.retrieval.protocol import RunDict, search_batch
+from openclaw_lab.harness.systems import System
+from openclaw_lab.retrieval.protocol import RunDict
 
-__all__ = ["ExperimentResult", "run_experiment", "load_benchmark", "replay_benchmark", "evaluate_systems", "CROSSFIT"]
-
-# A harness-level strategy: the learned reranker, fitted fold by fold on other conversations.
-CROSSFIT = "learned-crossfit"
+__all__ = ["ExperimentResult", "run_experiment", "load_benchmark", "replay_benchmark", "evaluate_systems"]
 
 
 @dataclass
@@ -61,27 +58,17 @@ class ExperimentResult:
 
 
 def load_benchmark(settings: DatasetConfig) -> Benchmark:
-    """The configured dataset, or its fallback when it is not on the data path."""
-    try:
-        benchmark = registry.datasets.create(settings.name, **settings.params)
-    except FileNotFoundError as missing:
-        if not settings.fallback:
-            raise
-        warnings.warn(f"{missing}; using the {settings.fallback!r} dataset instead", stacklevel=2)
-        benchmark = registry.datasets.create(settings.fallback, **settings.fallback_params)
-    if settings.conversations is not None or settings.limit is not None:
-        conversations = list(settings.conversations) if settings.conversations is not None else None
-        benchmark = benchmark.subset(conversations, settings.limit)
-    return benchmark
+    """The configured dataset, or its fallback when it is not on the data path (names checked first)."""
+    return build_dataset(settings)()
 
 
 def replay_benchmark(
-    benchmark: Benchmark, config: ExperimentConfig, embedder: Embedder, workdir: Path, progress: bool = True
+    benchmark: Benchmark, plan: ReplayPlan, embedder: Embedder, workdir: Path, progress: bool = True, name: str = ""
 ) -> list[ConversationReplay]:
     questions = questions_by_conversation(benchmark)
     return [
-        replay_conversation(c, questions.get(c.id, []), config, embedder, workdir)
-        for c in tqdm(benchmark.conversations, desc=f"replay {config.name}", disable=not progress, leave=False)
+        replay_conversation(c, questions.get(c.id, []), plan, embedder, workdir)
+        for c in tqdm(benchmark.conversations, desc=f"replay {name}".strip(), disable=not progress, leave=False)
     ]
 
 
@@ -92,47 +79,30 @@ def questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
     return out
 
 
-def _system_run(system: SystemConfig, replay: ConversationReplay, questions: list, embedder: Embedder, k: int) -> RunDict:
-    """One system's run over one conversation's questions, on the items held at question time."""
-    if not questions:
-        return {}
-    clock = SimulatedClock(max(q.asked_at for q in questions))
-    retriever = registry.retrievers.create(system.strategy, embedder=embedder, clock=clock, **system.params)
-    reranker = getattr(retriever, "reranker", None)
-    if hasattr(reranker, "check_unseen"):  # a fitted model must never score the questions it was fitted on
-        reranker.check_unseen([replay.conversation_id])
-    retriever.index(replay.items)
-    return search_batch(retriever, {q.id: q.text for q in questions}, k)
-
-
 def evaluate_systems(
-    benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, embedder: Embedder,
+    benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, systems: Mapping[str, System],
     progress: bool = True,
 ) -> dict[str, Any]:
-    """Runs, per-question scores and category tables of every configured system."""
+    """Runs, per-question scores and category tables of every system; the item runs for answer-in-context."""
     questions = questions_by_conversation(benchmark)
     categories = {q.id: q.category for q in benchmark.questions}
     qrels = {level: qrels_for(benchmark.questions, level) for level in config.metrics.levels}
-    depth = config.metrics.depth
-    runs, per_question, per_category, metrics = {}, {}, {}, {}
+    runs, per_question, per_category, metrics, item_runs = {}, {}, {}, {}, {}
     items = {item.id: item for replay in replays for item in replay.items}
     fitted_models = {}
-    for system in tqdm(config.systems, desc="systems", disable=not progress, leave=False):
-        if system.strategy == CROSSFIT:
-            item_run, fitted_models[system.name] = crossfit_run(replays, questions, embedder, depth, **system.params)
-        else:
-            item_run = {}
-            for replay in replays:
-                item_run |= _system_run(system, replay, questions.get(replay.conversation_id, []), embedder, depth)
-        metrics[system.name] = {}
+    for name, system in tqdm(systems.items(), desc="systems", disable=not progress, leave=False):
+        item_runs[name], models = system.run(replays, questions, config.metrics.depth)
+        if models:
+            fitted_models[name] = models
+        metrics[name] = {}
         for level in config.metrics.levels:
-            key = f"{system.name}.{level}"
-            runs[key] = to_level(item_run, items, level)
+            key = f"{name}.{level}"
+            runs[key] = to_level(item_runs[name], items, level)
             per_question[key] = evaluate_run(qrels[level], runs[key], config.metrics.k)
             per_category[key] = by_category(per_question[key], categories)
-            metrics[system.name] |= {f"{level}.{m}": float(v) for m, v in per_question[key].mean().items()}
+            metrics[name] |= {f"{level}.{m}": float(v) for m, v in per_question[key].mean().items()}
     return {"runs": runs, "per_question": per_question, "per_category": per_category, "metrics": metrics,
-            "qrels": qrels, "models": fitted_models}
+            "qrels": qrels, "models": fitted_models, "item_runs": item_runs}
 
 
 def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay]) -> dict[str, Any]:
@@ -145,39 +115,36 @@ def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay]) -> d
     kept = sum(len(r.items) for r in replays)
     seen = sum(r.units_seen for r in replays)
     figures = {**memory_ratios(totals, kept, seen), "items_kept": kept, "units_seen": seen, "counts": totals}
-    if any(r.remembered for r in replays):
-        figures |= _remember_figures(replays, questions)
+    if any(r.admitted for r in replays):
+        figures |= _admission_figures(replays, questions)
     return figures
 
 
-def _remember_figures(replays: list[ConversationReplay], questions: dict[str, list]) -> dict[str, float]:
-    """Precision and recall of what the remember policy kept, against evidence turns, over all conversations."""
-    from openclaw_lab.agent.remember import remember_metrics
-
+def _admission_figures(replays: list[ConversationReplay], questions: dict[str, list]) -> dict[str, float]:
+    """Precision and recall of what the admission policy kept, against evidence turns, over all conversations."""
     totals = {"true_positives": 0, "remembered": 0, "evidence": 0}
     for replay in replays:
         evidence = [t for q in questions.get(replay.conversation_id, []) for t in q.evidence_turn_ids]
-        found = remember_metrics(replay.remembered, evidence)
+        found = remember_metrics(replay.admitted, evidence)
         totals = {key: totals[key] + found[key] for key in totals}
     return {
-        "remember.precision": totals["true_positives"] / totals["remembered"] if totals["remembered"] else 0.0,
-        "remember.recall": totals["true_positives"] / totals["evidence"] if totals["evidence"] else 0.0,
-        "remember.kept": float(totals["remembered"]),
+        "admission.precision": totals["true_positives"] / totals["remembered"] if totals["remembered"] else 0.0,
+        "admission.recall": totals["true_positives"] / totals["evidence"] if totals["evidence"] else 0.0,
+        "admission.kept": float(totals["remembered"]),
     }
 
 
-def _answer_table(benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, embedder: Embedder):
+def _answer_table(
+    benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, embedder: Embedder,
+    item_runs: Mapping[str, RunDict],
+) -> pd.DataFrame | None:
+    """Answer-in-context of the answer system's own run (the first system by default)."""
     settings = config.metrics
     if not settings.answer_budgets:
         return None
-    from openclaw_lab.harness.answers import answer_in_context_table
-
-    name = settings.answer_system or config.systems[0].name
-    system = next((s for s in config.systems if s.name == name), None)
-    if system is None or system.strategy == CROSSFIT:
-        raise ValueError(f"metrics.answer_system: {name!r} is not a configured registry strategy system")
-    return answer_in_context_table(replays, questions_by_conversation(benchmark), embedder, strategy=system.strategy,
-                                   budgets=settings.answer_budgets, params=system.params)  # fmt: skip
+    items = {item.id: item for replay in replays for item in replay.items}
+    run = item_runs[settings.answer_system or config.systems[0].name]
+    return answer_in_context_table(run, items, benchmark.questions, embedder.count_tokens, settings.answer_budgets)
 
 
 def run_experiment(
@@ -193,8 +160,8 @@ def run_experiment(
 
     ``run_dir`` names the run folder itself (a new, empty folder), as a sweep does for its points.
     """
-    embedder = embedder or Embedder()
-    benchmark = benchmark or load_benchmark(config.dataset)
+    built = build(config, embedder=embedder)  # every name checked before any data loads
+    benchmark = benchmark or built.load_dataset()
     if run_dir is not None:
         run_dir = Path(run_dir)
         run_dir.mkdir(parents=True, exist_ok=False)  # never write into an existing run
@@ -203,9 +170,11 @@ def run_experiment(
     # The replay's SQLite and store files are kept in the run folder only when asked (memory.persist).
     with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
         keep = run_dir is not None and config.memory.persist
-        replays = replay_benchmark(benchmark, config, embedder, run_dir / "memory" if keep else Path(scratch), progress)
-    evaluation = evaluate_systems(benchmark, replays, config, embedder, progress)
-    answers = _answer_table(benchmark, replays, config, embedder)
+        workdir = run_dir / "memory" if keep else Path(scratch)
+        replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
+    evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
+    answers = _answer_table(benchmark, replays, config, built.embedder, evaluation.pop("item_runs"))
+    embedder = built.embedder
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
     dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
                "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),

@@ -25,13 +25,14 @@ from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = [
     "ALIASES", "NO_HIT", "metric_names", "qrels_for", "to_level", "complete_run", "evaluate_run",
-    "by_category", "memory_counts", "memory_ratios",
+    "by_category", "memory_counts", "memory_ratios", "pareto_front", "recall_at_footprint", "STAT_TESTS",
 ]  # fmt: skip
 
 NO_HIT = "__no_hit__"
 # LongMemEval's names for the same measures.
 ALIASES = {"recall_any@{k}": "hit_rate@{k}", "ndcg_any@{k}": "ndcg@{k}"}
 RANX_FAMILIES = ("recall", "hit_rate", "ndcg")
+STAT_TESTS = ("student", "fisher", "tukey")  # ranx.compare's paired tests
 
 
 def metric_names(ks: Sequence[int]) -> list[str]:
@@ -118,3 +119,26 @@ def memory_ratios(counts: Mapping[str, int], items_kept: int, units_seen: int) -
     ratios["promotion.precision"] = counts["promoted_evidence"] / counts["promoted"] if counts["promoted"] else 0.0
     ratios["promotion.recall"] = counts["promoted_evidence"] / evidence
     return ratios
+
+
+def pareto_front(points: pd.DataFrame, x: str = "footprint", y: str = "recall") -> pd.DataFrame:
+    """Points not dominated on (lower ``x``, higher ``y``), sorted by ``x``.
+
+    >>> front = pareto_front(pd.DataFrame({"footprint": [0.2, 0.5, 0.4], "recall": [0.6, 0.9, 0.5]}))
+    >>> front["footprint"].tolist()
+    [0.2, 0.5]
+    """
+    ordered = points.sort_values([x, y], ascending=[True, False])
+    best, keep = -np.inf, []
+    for index, row in ordered.iterrows():
+        if row[y] > best:
+            keep.append(index)
+            best = row[y]
+    return ordered.loc[keep]
+
+
+def recall_at_footprint(points: pd.DataFrame, footprint: float, x: str = "footprint", y: str = "recall") -> float:
+    """The best ``y`` reachable at or below ``footprint`` on the Pareto front (step interpolation)."""
+    front = pareto_front(points, x, y)
+    reachable = front[front[x] <= footprint]
+    return float(reachable[y].max()) if len(reachable) else float("nan")

@@ -8,6 +8,8 @@ from typing import Any
 import matplotlib.pyplot as plt  # without a display matplotlib picks Agg itself; notebooks keep inline plots
 import pandas as pd
 
+from openclaw_lab.harness.metrics import pareto_front
+
 __all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve"]
 
 
@@ -49,8 +51,6 @@ def footprint_plot(footprint: pd.DataFrame, ax=None):
 
 def pareto_plot(points: pd.DataFrame, x: str, y: str, label: str | None = None, ax=None):
     """Recall against footprint for sweep points, with the Pareto front drawn as a line."""
-    from openclaw_lab.harness.sweep import pareto_front
-
     ax = ax or plt.subplots(figsize=(6, 4))[1]
     ax.scatter(points[x], points[y], alpha=0.7)
     front = pareto_front(points, x, y)

@@ -10,23 +10,24 @@ last session, at their own time. All units of a conversation are embedded in one
 from __future__ import annotations
 
 import tempfile
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from datetime import timedelta
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from openclaw_lab import registry
+from openclaw_lab.agent.remember import RememberPolicy
 from openclaw_lab.clock import SimulatedClock
 from openclaw_lab.consolidation import ConsolidationPolicy, ConsolidationScheduler, PrunePolicy, consolidation_job
 from openclaw_lab.datasets.types import Conversation, Question, Session
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.manager import MemoryManager
-from openclaw_lab.model import MemoryItem, MemoryTier
+from openclaw_lab.model import MemoryItem
+from openclaw_lab.stores.protocol import VectorStore
 from openclaw_lab.tiers.episodic import EpisodicMemory
 from openclaw_lab.tiers.semantic import SemanticMemory
 
-__all__ = ["ConversationReplay", "memory_units", "replay_conversation"]
+__all__ = ["ConversationReplay", "ConsolidationPlan", "ReplayPlan", "memory_units", "question_time", "replay_conversation"]
 
 
 @dataclass
@@ -39,7 +40,8 @@ class ConversationReplay:
     footprint: list[dict[str, Any]] = field(default_factory=list)  # one row per session, and at question time
     consolidations: list[dict[str, Any]] = field(default_factory=list)
     promoted_turn_ids: set[str] = field(default_factory=set)
-    remembered: dict[str, bool] = field(default_factory=dict)  # turn id -> kept by the remember policy
+    admitted: dict[str, bool] = field(default_factory=dict)  # turn id -> admitted by the admission policy
+    asked_at: datetime | None = None  # the question time: every stage that ranks or scores reads it here
 
 
 def render_turn(speaker: str, text: str, caption: str = "") -> str:
@@ -75,37 +77,54 @@ def memory_units(session: Session, unit: str, conversation_id: str) -> list[dict
     ]
 
 
-def _scheduler(config: ExperimentConfig, memory: MemoryManager, clock: SimulatedClock) -> ConsolidationScheduler | None:
-    settings = config.consolidation
-    if not settings.enabled:
-        return None
-    prune = PrunePolicy(law=registry.decay_laws.create(settings.law, **settings.law_params), threshold=settings.threshold)
-    job = consolidation_job(
-        memory.episodic,
-        memory.semantic,
-        policy=ConsolidationPolicy(**settings.policy),
-        prune=prune if MemoryTier.SEMANTIC.value in settings.prune_tiers else PrunePolicy(law=registry.decay_laws.create("none")),
-        prune_episodic=prune if MemoryTier.EPISODIC.value in settings.prune_tiers else None,
-        merge_threshold=settings.merge_threshold,
-        log=memory.episodic,
-    )
-    return ConsolidationScheduler(job, clock, interval=timedelta(hours=settings.interval_hours), raise_errors=True)
+@dataclass(frozen=True)
+class ConsolidationPlan:
+    """How consolidation runs during a replay: objects, built from the config by ``harness.build``."""
+
+    policy: ConsolidationPolicy
+    prune: PrunePolicy  # semantic items
+    prune_episodic: PrunePolicy | None = None  # None: episodic items are never pruned
+    merge_threshold: float | None = 0.95
+    interval: timedelta | None = None  # None: the scheduler's default
+
+    def scheduler(self, memory: MemoryManager, clock: SimulatedClock) -> ConsolidationScheduler:
+        job = consolidation_job(memory.episodic, memory.semantic, policy=self.policy, prune=self.prune,
+                                prune_episodic=self.prune_episodic, merge_threshold=self.merge_threshold,
+                                log=memory.episodic)  # fmt: skip
+        timing = {"interval": self.interval} if self.interval is not None else {}
+        return ConsolidationScheduler(job, clock, raise_errors=True, **timing)
 
 
-def _open_memory(config: ExperimentConfig, embedder: Embedder, clock: SimulatedClock, workdir: Path, cid: str) -> MemoryManager:
-    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in cid)
-    path = workdir / f"{safe}-semantic" if config.memory.persist else None
-    store = registry.stores.create(
-        config.memory.store, path=path, embedding_model=embedder.model_id, **config.memory.store_params
-    )
-    episodic = EpisodicMemory(workdir / f"{safe}-episodic.sqlite")
-    return MemoryManager(embedder=embedder, episodic=episodic, semantic=SemanticMemory(store), clock=clock, user_id=cid)
+@dataclass(frozen=True)
+class ReplayPlan:
+    """What a replay builds for each conversation: its store, its memory units, consolidation, admission."""
+
+    new_store: Callable[[Path | None], VectorStore]  # a fresh semantic store (a folder, or in memory)
+    unit: str = "turn"
+    turn_seconds: float = 30.0
+    simulate_access: bool = True
+    access_k: int = 3
+    persist: bool = False
+    consolidation: ConsolidationPlan | None = None
+    admission: RememberPolicy | None = None  # only the units it admits are stored at all
+
+    def open_memory(self, embedder: Embedder, clock: SimulatedClock, workdir: Path, cid: str) -> MemoryManager:
+        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in cid)
+        store = self.new_store(workdir / f"{safe}-semantic" if self.persist else None)
+        episodic = EpisodicMemory(workdir / f"{safe}-episodic.sqlite")
+        return MemoryManager(embedder=embedder, episodic=episodic, semantic=SemanticMemory(store), clock=clock, user_id=cid)
+
+
+def question_time(questions: Sequence[Question], replayed_until: datetime) -> datetime:
+    """The one time at which a conversation's questions are answered: the latest question's time, never
+    before the end of the replay (the clock cannot run back). Every stage reads it from the replay."""
+    return max([replayed_until, *(q.asked_at for q in questions)])
 
 
 def replay_conversation(
     conversation: Conversation,
     questions: list[Question],
-    config: ExperimentConfig,
+    plan: ReplayPlan,
     embedder: Embedder,
     workdir: str | Path | None = None,
 ) -> ConversationReplay:
@@ -115,34 +134,32 @@ def replay_conversation(
     if not sessions:
         raise ValueError(f"conversation: {conversation.id!r} has no sessions")
     clock = SimulatedClock(sessions[0].started_at)
-    memory = _open_memory(config, embedder, clock, workdir, conversation.id)
-    scheduler = _scheduler(config, memory, clock)
-    per_session = [memory_units(s, config.memory.unit, conversation.id) for s in sessions]
+    memory = plan.open_memory(embedder, clock, workdir, conversation.id)
+    scheduler = plan.consolidation.scheduler(memory, clock) if plan.consolidation is not None else None
+    per_session = [memory_units(s, plan.unit, conversation.id) for s in sessions]
     vectors = iter(embedder.encode([r["content"] for records in per_session for r in records]))
-    result = ConversationReplay(conversation.id, [], units_seen=0)
-    step = timedelta(seconds=config.memory.turn_seconds)
-    remember = config.memory.remember
-    policy = registry.remember_policies.create(remember, **config.memory.remember_params) if remember else None
+    result = ConversationReplay(conversation.id, [], units_seen=0, asked_at=sessions[0].started_at)
+    step = timedelta(seconds=plan.turn_seconds)
     for session, records in zip(sessions, per_session):
         clock.set(max(session.started_at, clock.now()))
         for record in records:
             vector = next(vectors)
             if scheduler is not None:
                 scheduler.tick()
-            if config.memory.simulate_access:
-                memory.search_vector(vector, config.memory.access_k)
+            if plan.simulate_access:
+                memory.search_vector(vector, plan.access_k)
             result.units_seen += 1
             keep = True
-            if policy is not None:  # only what the policy keeps is stored, with the importance it gives
-                decision = policy.decide(record["content"])
-                result.remembered |= dict.fromkeys(record["source_ids"], decision.remember)
+            if plan.admission is not None:  # only what the policy admits is stored, with the importance it gives
+                decision = plan.admission.decide(record["content"])
+                result.admitted |= dict.fromkeys(record["source_ids"], decision.remember)
                 keep, record = decision.remember, {**record, "importance": decision.importance}
             if keep:
                 memory.add_many([{**record, "embedding": vector, "created_at": clock.now()}])
             clock.advance(step)
         result.footprint.append({"at": clock.now().isoformat(), "session": session.id, **memory.footprint()})
-    asked_at = max((q.asked_at for q in questions), default=clock.now())
-    clock.set(max(asked_at, clock.now()))
+    result.asked_at = question_time(questions, clock.now())
+    clock.set(result.asked_at)
     if scheduler is not None:
         scheduler.tick()
     result.footprint.append({"at": clock.now().isoformat(), "session": "questions", **memory.footprint()})

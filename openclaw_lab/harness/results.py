@@ -14,6 +14,7 @@ import pandas as pd
 
 from openclaw_lab.clock import SystemClock
 from openclaw_lab.harness.config import ExperimentConfig
+from openclaw_lab.harness.plots import plot_result
 
 __all__ = ["new_run_dir", "write_result", "read_run", "latest_run"]
 
@@ -35,8 +36,6 @@ def _write_json(path: Path, data: Any, sort_keys: bool = True) -> None:
 
 def write_result(result: Any, run_dir: Path) -> None:
     """Write every file of a run; plots last, so a plotting failure leaves the data in place."""
-    from openclaw_lab.harness.plots import plot_result
-
     _write_json(run_dir / "config.json", result.config.to_dict())
     _write_json(run_dir / "environment.json", result.environment)
     _write_json(run_dir / "metrics.json", {"systems": result.metrics, "memory": result.memory})

@@ -12,28 +12,45 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 from tqdm.auto import tqdm
 
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
+from openclaw_lab.errors import ConfigError
+from openclaw_lab.harness.build import build, build_embedder
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.experiment import ExperimentResult, load_benchmark, run_experiment
+from openclaw_lab.harness.experiment import ExperimentResult, run_experiment
+from openclaw_lab.harness.plots import pareto_plot
 from openclaw_lab.harness.results import new_run_dir
 
-__all__ = ["grid", "run_sweep", "pareto_front", "recall_at_footprint", "SweepResult"]
+__all__ = ["grid", "points", "run_sweep", "SweepResult"]
 
 
 def grid(config: ExperimentConfig) -> list[dict[str, Any]]:
     """Every combination of the sweep's values, as {setting: value} dicts."""
     if not config.sweep:
-        raise ValueError(f"sweep: experiment {config.name!r} has no [sweep] table")
+        raise ConfigError("sweep", f"experiment {config.name!r} has no [sweep] table")
     keys = list(config.sweep)
     for key, values in config.sweep.items():
         if not isinstance(values, list) or not values:
-            raise ValueError(f"sweep.{key}: expected a non-empty list of values, got {values!r}")
+            raise ConfigError(f"sweep.{key}", f"expected a non-empty list of values, got {values!r}")
     return [dict(zip(keys, combo)) for combo in itertools.product(*config.sweep.values())]
+
+
+def points(config: ExperimentConfig, embedder: Embedder | None = None) -> list[tuple[dict[str, Any], ExperimentConfig]]:
+    """Each grid point's settings and config, every one built once so that a bad value fails before any run."""
+    out = []
+    for values in grid(config):
+        point = config
+        for key, value in values.items():
+            try:
+                point = point.with_value(key, value)
+            except ConfigError as error:
+                raise ConfigError(f"sweep.{key}", f"the value {value!r}: {error}") from None
+        build(point, embedder=embedder)
+        out.append((values, point))
+    return out
 
 
 @dataclass
@@ -52,23 +69,21 @@ def run_sweep(
     progress: bool = True,
 ) -> SweepResult:
     """Run every grid point; write each point's run folder and a summary (CSV + Pareto plot)."""
-    embedder = embedder or Embedder()
-    benchmark = benchmark or load_benchmark(config.dataset)
+    embedder = embedder or build_embedder(config)
+    grid_points = points(config, embedder)  # every point checked before the dataset loads
+    benchmark = benchmark or build(config, embedder=embedder).load_dataset()
     sweep_dir = new_run_dir(results_dir, config, suffix="-sweep") if results_dir is not None else None
-    points, rows = [], []
-    for n, values in enumerate(tqdm(grid(config), desc=f"sweep {config.name}", disable=not progress)):
-        point = config
-        for key, value in values.items():
-            point = point.with_value(key, value)
+    results, rows = [], []
+    for n, (values, point) in enumerate(tqdm(grid_points, desc=f"sweep {config.name}", disable=not progress)):
         result = run_experiment(point, results_dir=None, run_dir=sweep_dir / f"point-{n:02d}" if sweep_dir else None,
                                 embedder=embedder, benchmark=benchmark, progress=False)  # fmt: skip
-        points.append(result)
+        results.append(result)
         rows.append({"point": n, **values, **_summary_row(result)})
     summary = pd.DataFrame(rows)
     if sweep_dir is not None:
         summary.to_csv(sweep_dir / "summary.csv", index=False)
         _plot(summary, sweep_dir, config)
-    return SweepResult(summary, points, sweep_dir)
+    return SweepResult(summary, results, sweep_dir)
 
 
 def _summary_row(result: ExperimentResult) -> dict[str, float]:
@@ -79,29 +94,9 @@ def _summary_row(result: ExperimentResult) -> dict[str, float]:
 
 
 def _plot(summary: pd.DataFrame, sweep_dir: Path, config: ExperimentConfig) -> None:
-    from openclaw_lab.harness.plots import pareto_plot
-
     y = next((c for c in summary.columns if c.endswith("session.recall@10")), None)
     if y is None:
         return
     ax = pareto_plot(summary, "footprint", y, label=next(iter(config.sweep)))  # points labelled by the first setting
     ax.figure.tight_layout()
     ax.figure.savefig(sweep_dir / "pareto.png", dpi=110)
-
-
-def pareto_front(points: pd.DataFrame, x: str = "footprint", y: str = "recall") -> pd.DataFrame:
-    """Points not dominated on (lower ``x``, higher ``y``), sorted by ``x``."""
-    ordered = points.sort_values([x, y], ascending=[True, False])
-    best, keep = -np.inf, []
-    for index, row in ordered.iterrows():
-        if row[y] > best:
-            keep.append(index)
-            best = row[y]
-    return ordered.loc[keep]
-
-
-def recall_at_footprint(points: pd.DataFrame, footprint: float, x: str = "footprint", y: str = "recall") -> float:
-    """The best ``y`` reachable at or below ``footprint`` on the Pareto front (step interpolation)."""
-    front = pareto_front(points, x, y)
-    reachable = front[front[x] <= footprint]
-    return float(reachable[y].max()) if len(reachable) else float("nan")

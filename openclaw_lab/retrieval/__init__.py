@@ -3,7 +3,8 @@
 First stages: ``DenseRetriever`` (through any vector store), ``BM25Retriever`` (bm25s), their
 fusion (``FusedRetriever``, ``fuse``, ``hybrid``); wrappers: ``MemoryAwareRetriever`` (Generative
 Agents scoring), ``TimeAwareRetriever`` (time expressions in the question); two-stage reranking
-in ``rerank``/``learned``. Names resolve lazily, so importing the package loads no backend.
+in ``rerank``/``learned``. Attributes resolve lazily, so importing the package loads no backend.
+Strategy names (``dense``, ``hybrid``, …) are resolved by the harness (``harness.build``), not here.
 
 >>> from openclaw_lab.retrieval import fuse
 >>> fuse([{"q": {"a": 1.0}}, {"q": {"a": 2.0, "b": 1.0}}])["q"]["a"] > 0
@@ -15,7 +16,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from openclaw_lab.retrieval.protocol import Reranker, Retriever, RunDict, check_query, search_batch
+from openclaw_lab.retrieval.protocol import Reranker, Retriever, RunDict, SearchEach, TrainedModel, check_query, search_batch
 
 # public name -> module (in this package) that defines it; imported on first access
 _LAZY = {
@@ -35,9 +36,6 @@ _LAZY = {
     "TimeAwareRetriever": "temporal",
     "TimeWindow": "temporal",
     "parse_time_window": "temporal",
-    "make_retriever": "strategies",
-    "retrieve": "strategies",
-    "strategy_names": "strategies",
     # two-stage reranking (rerank.py, learned.py)
     "TwoStageRetriever": "rerank",
     "HybridFirstStage": "rerank",
@@ -47,7 +45,7 @@ _LAZY = {
     "LearnedReranker": "learned",
 }
 
-__all__ = ["Retriever", "Reranker", "RunDict", "search_batch", "check_query", *_LAZY]
+__all__ = ["Retriever", "Reranker", "TrainedModel", "SearchEach", "RunDict", "search_batch", "check_query", *_LAZY]
 
 
 def __getattr__(name: str) -> Any:

@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits, to_timestamp
-from openclaw_lab.retrieval.protocol import check_query
+from openclaw_lab.retrieval.protocol import SearchEach, check_query
 from openclaw_lab.retrieval.tokenize import Stopwords, resolve_stopwords, tokenize_many
 from openclaw_lab.stores.codec import numeric_mask
 
@@ -35,13 +35,11 @@ __all__ = ["BM25Retriever", "BM25_METHODS"]
 BM25_METHODS = ("lucene", "robertson", "atire", "bm25l", "bm25+")
 
 
-class BM25Retriever:
+class BM25Retriever(SearchEach):
     """BM25 over item contents; scores are BM25 sums over query terms (higher is better).
 
     ``method`` and ``idf_method`` are bm25s's variants (``lucene`` by default; ``atire`` with
     ``idf_method="robertson"`` reproduces rank_bm25's BM25Okapi where every IDF is positive).
-    ``clock`` and ``embedder`` are accepted and unused, so every strategy factory takes the same
-    keyword arguments.
     """
 
     def __init__(
@@ -53,12 +51,9 @@ class BM25Retriever:
         idf_method: str | None = None,
         stemmer: str | None = "english",
         stopwords: Stopwords = "en",
-        clock: Any = None,
-        embedder: Any = None,
     ) -> None:
         self.k1, self.b, self.method, self.idf_method = k1, b, method, idf_method
         self.stemmer, self.stopwords = stemmer, stopwords
-        self.clock, self.embedder = clock, embedder
         self._items: dict[str, MemoryItem] = {}
         self._tokens: dict[str, list[str]] = {}
         self._stale = True

@@ -35,13 +35,11 @@ class DenseRetriever:
 
     Items keep their own embedding when they carry one; the others are encoded by ``embedder``
     (default: the packaged all-MiniLM-L6-v2, loaded on first use) in one batch per ``index`` call.
-    ``clock`` is accepted and unused, so every strategy factory takes the same keyword arguments.
     """
 
-    def __init__(self, embedder: Any = None, *, store: VectorStore | None = None, clock: Any = None) -> None:
+    def __init__(self, embedder: Any = None, *, store: VectorStore | None = None) -> None:
         self.embedder = embedder
         self.store = store
-        self.clock = clock
 
     def __repr__(self) -> str:
         return f"DenseRetriever(embedder={self.embedder!r}, store={self.store!r})"

@@ -130,6 +130,11 @@ class FusedRetriever:
     ) -> None:
         self.retrievers = list(retrievers)
         self.method, self.weights, self.candidates, self.params = method, weights, candidates, params
+        # a bad method, weight, constant or parameter name fails here, not at the first search
+        if unknown := set(params) - {"k", "norm"}:
+            raise ValueError(f"params: unknown fusion parameters {sorted(unknown)}; choose from k, norm")
+        if self.retrievers:
+            _check_fusion([{}] * len(self.retrievers), method, weights, **{"k": 60, "norm": "min-max", **params})
 
     def __repr__(self) -> str:
         return (
@@ -173,24 +178,23 @@ class FusedRetriever:
         return max(check_k(self.candidates, "candidates"), k)
 
     def _fuse(self, runs: list[RunDict]) -> RunDict:
-        unknown = set(self.params) - {"k", "norm"}
-        if unknown:
-            raise ValueError(f"params: unknown fusion parameters {sorted(unknown)}; choose from k, norm")
         return fuse(runs, method=self.method, weights=self.weights, **self.params)
 
 
 def hybrid(
     embedder: Any = None,
-    clock: Any = None,
     *,
     store: Any = None,
     bm25: Mapping[str, Any] | None = None,
     method: str = "rrf",
     weights: Sequence[float] | None = None,
     candidates: int = 100,
-    **params: Any,
+    k: float = 60,
+    norm: str | None = "min-max",
 ) -> FusedRetriever:
     """Dense + BM25 fused with RRF by default (the ``hybrid`` strategy); ``bm25`` holds BM25Retriever arguments.
+
+    ``k`` is RRF's constant, ``norm`` the normalisation of ``wsum`` (see ``fuse``).
 
     >>> hybrid(method="wsum", norm="z-score").method
     'wsum'
@@ -198,5 +202,5 @@ def hybrid(
     from openclaw_lab.retrieval.bm25 import BM25Retriever
     from openclaw_lab.retrieval.dense import DenseRetriever
 
-    retrievers = [DenseRetriever(embedder, store=store, clock=clock), BM25Retriever(clock=clock, **dict(bm25 or {}))]
-    return FusedRetriever(retrievers, method=method, weights=weights, candidates=candidates, **params)
+    retrievers = [DenseRetriever(embedder, store=store), BM25Retriever(**dict(bm25 or {}))]
+    return FusedRetriever(retrievers, method=method, weights=weights, candidates=candidates, k=k, norm=norm)

@@ -164,7 +164,7 @@ class LearnedReranker:
 
     ``fit`` trains scikit-learn's LogisticRegression (balanced class weights); the score is its
     decision function. Rerank through ``TwoStageRetriever`` over a first stage that reports each
-    source's scores (``HybridFirstStage``); plain hits carry none, and ``rerank`` says so.
+    source's scores (``HybridFirstStage``): it is a ``CandidateReranker``, not a plain ``Reranker``.
     ``clock`` gives the query time for recency.
     """
 
@@ -234,10 +234,6 @@ class LearnedReranker:
             now = self.clock.now()
         scores = self.scores(query, candidates, now)
         return sorted_hits((Hit(c.item, float(s)) for c, s in zip(candidates, scores)), k)
-
-    def rerank(self, query: str, hits: Sequence[Hit], k: int) -> list[Hit]:
-        """Plain hits lack the per-source scores this model reads, so this raises unless ``hits`` is empty."""
-        return self.rerank_candidates(query, [Candidate(hit.item, hit.score) for hit in hits], k)
 
     # evaluation on unseen conversations
     def check_unseen(self, conversation_ids: Iterable[str]) -> None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import importlib
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
@@ -30,13 +30,14 @@ import numpy as np
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits
 from openclaw_lab.retrieval.fusion import fuse
 from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, Candidate, LearnedReranker
-from openclaw_lab.retrieval.protocol import Reranker, Retriever, check_query
+from openclaw_lab.retrieval.protocol import Reranker, Retriever, SearchEach, TrainedModel, check_query
 from openclaw_lab.retrieval.scoring import min_max
 
 __all__ = [
     "TwoStageRetriever",
     "HybridFirstStage",
     "CandidateReranker",
+    "CandidateSource",
     "CrossEncoderReranker",
     "MMRReranker",
     "default_rerank",
@@ -50,7 +51,13 @@ class CandidateReranker(Protocol):
         """The best ``k`` candidates, reading each source's first-stage score (higher is better)."""
 
 
-class HybridFirstStage:
+@runtime_checkable
+class CandidateSource(Protocol):
+    def search_candidates(self, query: str, n: int, filter: MemoryFilter | None = None) -> list[Candidate]:
+        """The best ``n`` items, each with its sources' scores and ranks (higher is better)."""
+
+
+class HybridFirstStage(SearchEach):
     """Named sources searched for N hits each (filter applied in each), fused by ``fuse`` (RRF by default).
 
     Like ``FusedRetriever``, plus ``search_candidates``: the fused hits with each source's score and rank,
@@ -102,12 +109,12 @@ def first_stage_candidates(
     first_stage: Retriever, query: str, n: int, filter: MemoryFilter | None = None
 ) -> list[Candidate]:
     """``first_stage.search_candidates`` where it has one; else its hits, with no per-source scores."""
-    if hasattr(first_stage, "search_candidates"):
+    if isinstance(first_stage, CandidateSource):
         return first_stage.search_candidates(query, n, filter)
     return [Candidate(hit.item, hit.score) for hit in first_stage.search(query, n, filter)]
 
 
-class TwoStageRetriever:
+class TwoStageRetriever(SearchEach):
     """``candidates`` hits from ``first_stage`` (filter applied there, before its cut), reranked, ``k`` kept.
 
     Asks the first stage for ``max(candidates, k)`` hits, so that ``k`` hits can come back. A
@@ -122,6 +129,11 @@ class TwoStageRetriever:
 
     def index(self, items: Sequence[MemoryItem]) -> None:
         self.first_stage.index(items)
+
+    def check_unseen(self, conversation_ids: Iterable[str]) -> None:
+        """Raise if the reranker was fitted on any of ``conversation_ids`` (a TrainedModel's check)."""
+        if isinstance(self.reranker, TrainedModel):
+            self.reranker.check_unseen(conversation_ids)
 
     def search(self, query: str, k: int, filter: MemoryFilter | None = None) -> list[Hit]:
         """The reranker's best ``k`` of the first stage's candidates, with the reranker's scores (higher is better)."""
@@ -268,13 +280,13 @@ def default_rerank(
     *,
     store: Any = None,
     bm25: Mapping[str, Any] | None = None,
-    **params: Any,
+    k: float = 60,
 ) -> TwoStageRetriever:
     """The ``rerank`` strategy: dense + BM25 fused by RRF, ``candidates`` of them reranked by the learned model.
 
     ``model`` is a learned-reranker JSON file; by default the one shipped in the package
     (``retrieval/models/learned_reranker.json``), or, while none ships, the hand-set fallback
-    (``LearnedReranker.hand_set``: see its ``provenance``). ``params`` go to ``fuse`` (``k``: RRF's constant).
+    (``LearnedReranker.hand_set``: see its ``provenance``). ``k`` is RRF's constant (see ``fuse``).
 
     >>> default_rerank(candidates=20).candidates
     20
@@ -283,8 +295,8 @@ def default_rerank(
     from openclaw_lab.retrieval.dense import DenseRetriever
 
     sources = {
-        "dense": DenseRetriever(embedder, store=store, clock=clock),
-        "bm25": BM25Retriever(clock=clock, **dict(bm25 or {})),
+        "dense": DenseRetriever(embedder, store=store),
+        "bm25": BM25Retriever(**dict(bm25 or {})),
     }
     if model is not None:
         reranker = LearnedReranker.load(model, clock=clock)
@@ -292,4 +304,4 @@ def default_rerank(
         reranker = LearnedReranker.load(DEFAULT_MODEL_PATH, clock=clock)
     else:
         reranker = LearnedReranker.hand_set(clock=clock)
-    return TwoStageRetriever(HybridFirstStage(sources, "rrf", **params), reranker, candidates=candidates)
+    return TwoStageRetriever(HybridFirstStage(sources, "rrf", k=k), reranker, candidates=candidates)

@@ -30,7 +30,7 @@ from datetime import datetime
 from typing import Any
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, as_utc, check_k, sorted_hits
-from openclaw_lab.retrieval.protocol import Retriever, check_query
+from openclaw_lab.retrieval.protocol import Retriever, SearchEach, check_query
 
 __all__ = ["MemoryAwareRetriever", "recency", "importance_score", "min_max", "DEFAULT_HALF_LIFE_HOURS"]
 
@@ -55,7 +55,7 @@ def importance_score(item: MemoryItem) -> float:
     return (int(item.importance) - 1) / 4.0
 
 
-class MemoryAwareRetriever:
+class MemoryAwareRetriever(SearchEach):
     """Rescore the base retriever's ``candidates`` by relevance, recency and importance (higher is better)."""
 
     def __init__(

@@ -29,7 +29,7 @@ from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, as_utc, check_k, sorted_hits
-from openclaw_lab.retrieval.protocol import Retriever, check_query
+from openclaw_lab.retrieval.protocol import Retriever, SearchEach, check_query
 from openclaw_lab.retrieval.scoring import min_max
 
 __all__ = ["TimeWindow", "parse_time_window", "TimeAwareRetriever", "within", "TIME_MODES"]
@@ -196,7 +196,7 @@ def parse_time_window(query: str, now: datetime) -> TimeWindow | None:
 TIME_MODES = ("boost", "filter")
 
 
-class TimeAwareRetriever:
+class TimeAwareRetriever(SearchEach):
     """Narrow (``filter``) or boost (``boost``) the base retriever's hits by the query's time window.
 
     The window is widened by ``margin`` on each side (a timedelta, or a number of days), since people

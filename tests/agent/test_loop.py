@@ -20,7 +20,7 @@ PUPPY = "We adopted a puppy named Rex"
 
 @pytest.fixture
 def memory(tmp_path, embedder, clock):
-    return MemoryManager.open(tmp_path / "memory", store="exact", embedder=embedder, clock=clock, user_id="ana")
+    return MemoryManager.open(tmp_path / "memory", store=ExactStore(), embedder=embedder, clock=clock, user_id="ana")
 
 
 def stored(memory):
@@ -49,11 +49,11 @@ def test_the_remember_policy_decides_the_long_term_copy_and_its_importance(memor
     loop = MemoryAwareAgent(memory, ScriptedAgent(["Noted.", "Sure."]), remember_policy=ScorerPolicy(RuleBasedScorer()))
     loop.start_session("s1")
     kept = loop.process("Remember this: my locker code is 4411")
-    assert kept.remembered.id == f"sem_{kept.item.id}" and kept.remembered.tier is MemoryTier.SEMANTIC
-    assert kept.importance == kept.item.importance == kept.remembered.importance == Importance.CRITICAL
-    assert memory.semantic.get([kept.remembered.id])[0].metadata["consolidated_from"] == kept.item.id
+    assert kept.promoted.id == f"sem_{kept.item.id}" and kept.promoted.tier is MemoryTier.SEMANTIC
+    assert kept.importance == kept.item.importance == kept.promoted.importance == Importance.CRITICAL
+    assert memory.semantic.get([kept.promoted.id])[0].metadata["consolidated_from"] == kept.item.id
     dropped = loop.process("ok cool")
-    assert dropped.remembered is None and dropped.importance == Importance.MINIMAL
+    assert dropped.promoted is None and dropped.importance == Importance.MINIMAL
     assert memory.footprint() == {"working": 2, "episodic": 2, "semantic": 1}
 
 
@@ -94,7 +94,7 @@ def test_bad_turns_leave_the_stores_untouched(memory, chat_server):
 
 
 def test_a_turn_larger_than_working_memory_is_refused_before_anything_is_stored(tmp_path, embedder, clock):
-    memory = MemoryManager.open(tmp_path / "m", store="exact", embedder=embedder, clock=clock, working_max_tokens=30)
+    memory = MemoryManager.open(tmp_path / "m", store=ExactStore(), embedder=embedder, clock=clock, working_max_tokens=30)
     agent = ScriptedAgent(["word " * 40])
     loop = MemoryAwareAgent(memory, agent, ContextAssembler(embedder.count_tokens, 100))
     loop.start_session("s1")
@@ -163,7 +163,7 @@ from openclaw_lab.manager import MemoryManager
 path, cache, now = sys.argv[1:]
 clock = SimulatedClock(datetime.fromisoformat(now))
 embedder = Embedder(cache=EmbeddingCache(cache))
-memory = MemoryManager.open(path, store="chroma", embedder=embedder, clock=clock, user_id="ana")
+memory = MemoryManager.open(path, embedder=embedder, clock=clock, user_id="ana")
 loop = MemoryAwareAgent(memory, ScriptedAgent())
 loop.start_session("s2")
 turn = loop.process("What is my puppy called?")
@@ -174,11 +174,11 @@ print(json.dumps({"previous": [s.id for s in loop.previous_sessions()], "reply":
 
 def test_a_new_process_for_the_same_user_sees_the_earlier_session(tmp_path, embedder, clock):
     path = tmp_path / "memory"
-    memory = MemoryManager.open(path, store="chroma", embedder=embedder, clock=clock, user_id="ana")
+    memory = MemoryManager.open(path, embedder=embedder, clock=clock, user_id="ana")
     loop = MemoryAwareAgent(memory, ScriptedAgent(["Noted."]), remember_policy=ScorerPolicy(RuleBasedScorer(), 0.1))
     loop.start_session("s1")
     first = loop.process(PUPPY)
-    assert first.remembered is not None  # a long-term copy in chroma as well as the session's SQLite row
+    assert first.promoted is not None  # a long-term copy in chroma as well as the session's SQLite row
     loop.end_session()
     memory.close()
     clock.advance(86400)
@@ -190,5 +190,5 @@ def test_a_new_process_for_the_same_user_sees_the_earlier_session(tmp_path, embe
     seen = json.loads(run.stdout.splitlines()[-1])
     assert seen["previous"] == ["s1"]
     assert seen["reply"] == f"[2023-05-08 13:56] User: {PUPPY} | Assistant: Noted."
-    assert seen["used"]["long_term"][0] in (first.item.id, first.remembered.id)
+    assert seen["used"]["long_term"][0] in (first.item.id, first.promoted.id)
     assert len(seen["used"]["long_term"]) == 1  # the episode and its semantic copy count once

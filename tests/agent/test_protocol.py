@@ -1,6 +1,6 @@
 import pytest
 
-from openclaw_lab import registry
+from openclaw_lab.harness import registry
 from openclaw_lab.agent.openai_compat import OpenAICompatAgent
 from openclaw_lab.agent.protocol import NO_ANSWER, Agent, AgentError, ScriptedAgent, most_relevant_line
 

@@ -20,7 +20,7 @@ from openclaw_lab.consolidation.decay import (
     decay_scores,
 )
 from openclaw_lab.model import MemoryItem
-from openclaw_lab.registry import decay_laws
+from openclaw_lab.harness.registry import decay_laws
 
 NOW = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 

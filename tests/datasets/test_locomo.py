@@ -8,7 +8,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from openclaw_lab.datasets import Benchmark, LoadReport, load, load_locomo
+from openclaw_lab.harness.registry import datasets
+from openclaw_lab.datasets import Benchmark, LoadReport, load_locomo
 from openclaw_lab.datasets.locomo import QUESTION_DELAY, parse_locomo_date, resolve_evidence
 
 # From /work/shared/datasets/locomo/SOURCE.md (computed from the file).
@@ -201,6 +202,6 @@ def test_real_file_evidence_resolves_and_the_report_lists_the_rest(locomo):
 
 def test_the_registry_loads_a_subset_from_the_data_path(locomo_path, monkeypatch):
     monkeypatch.setenv("OPENCLAW_LAB_DATA", str(locomo_path.parents[1]))
-    bench = load("locomo", conversations=2)
+    bench = datasets.create("locomo", conversations=2)
     assert [c.id for c in bench.conversations] == ["conv-26", "conv-30"]
     assert len(bench.questions) == 199 + 105

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from openclaw_lab.datasets import LoadReport, iter_longmemeval, load, load_longmemeval, session_documents
+from openclaw_lab.harness.registry import datasets
+from openclaw_lab.datasets import LoadReport, iter_longmemeval, load_longmemeval, session_documents
 from openclaw_lab.datasets.longmemeval import parse_longmemeval_date
 
 TINY = Path(__file__).parent / "fixtures" / "lme_format_tiny.json"
@@ -155,7 +156,7 @@ def test_malformed_records_name_the_field(tmp_path):
 
 
 def test_the_registry_name_loads_a_path():
-    assert len(load("longmemeval", path=TINY, drop_abstention=True).questions) == 5
+    assert len(datasets.create("longmemeval", path=TINY, drop_abstention=True).questions) == 5
 
 
 def write_large(path: Path, n_questions: int) -> int:

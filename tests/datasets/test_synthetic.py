@@ -12,7 +12,8 @@ from datetime import timedelta
 
 import pytest
 
-from openclaw_lab.datasets import Benchmark, generate, load
+from openclaw_lab.harness.registry import datasets
+from openclaw_lab.datasets import Benchmark, generate
 from openclaw_lab.datasets.synthetic import CATEGORIES, MIN_SESSION_GAP_MINUTES, QUESTION_DELAY
 
 
@@ -168,6 +169,6 @@ def test_scale_one_hundred_thousand_turns():
 
 
 def test_the_registry_name_generates():
-    made = load("synthetic", n_turns=300, seed=4, session_turns=[6, 12])
+    made = datasets.create("synthetic", n_turns=300, seed=4, session_turns=[6, 12])
     assert made.name == "synthetic" and turn_count(made) == 300
     assert "n_turns=300, seed=4" in made.source

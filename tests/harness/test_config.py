@@ -1,12 +1,13 @@
 import pytest
 
+from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.config import ExperimentConfig
 
 BASE = {"name": "t", "dataset": {"name": "synthetic", "params": {"n_turns": 100}}}
 
 
 def test_unknown_keys_are_refused_with_the_valid_ones():
-    with pytest.raises(ValueError, match=r"^memory: unknown keys \['stor'\]"):
+    with pytest.raises(ConfigError, match=r"^memory.stor: unknown key; did you mean 'store'\?"):
         ExperimentConfig.from_dict({**BASE, "memory": {"stor": "exact"}})
     with pytest.raises(ValueError, match="^name"):
         ExperimentConfig.from_dict({"dataset": {}})
@@ -20,7 +21,7 @@ def test_with_value_changes_one_setting_and_the_fingerprint():
     assert changed.consolidation.law_params == {"daily": 0.95}
     assert changed.fingerprint() != config.fingerprint()
     assert ExperimentConfig.from_dict(BASE).fingerprint() == config.fingerprint()
-    with pytest.raises(ValueError, match="^sweep"):
+    with pytest.raises(ConfigError, match="^memory.nonexistent: does not name a setting"):
         config.with_value("memory.nonexistent", 1)
 
 

@@ -79,15 +79,15 @@ def test_a_second_run_never_overwrites_the_first(locomo_run, embedder):
     assert again.metrics == locomo_run.metrics  # deterministic
 
 
-def test_a_remember_policy_stores_only_what_it_keeps(locomo_path, embedder):
-    config = ExperimentConfig.from_dict({**CONFIG, "memory": {"remember": "rules"}, "consolidation": {},
+def test_an_admission_policy_stores_only_what_it_admits(locomo_path, embedder):
+    config = ExperimentConfig.from_dict({**CONFIG, "memory": {"admission": "rules"}, "consolidation": {},
                                          "systems": [{"name": "dense", "strategy": "dense"}]})  # fmt: skip
     result = run_experiment(config, results_dir=None, embedder=embedder,
                             benchmark=load_locomo(locomo_path, conversations=["conv-30"]), progress=False)  # fmt: skip
-    kept = result.memory["remember.kept"]
+    kept = result.memory["admission.kept"]
     assert 0 < kept < result.memory["units_seen"]
     assert result.footprint.iloc[-1]["episodic"] == kept  # CRITICAL ones are also copied to semantic memory
-    assert 0 < result.memory["remember.precision"] < 1 and 0 < result.memory["remember.recall"] < 1
+    assert 0 < result.memory["admission.precision"] < 1 and 0 < result.memory["admission.recall"] < 1
 
 
 def test_answer_in_context_grows_with_the_budget(locomo_path, embedder):

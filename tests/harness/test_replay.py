@@ -3,6 +3,7 @@ from datetime import timedelta
 import pytest
 
 from openclaw_lab.datasets.synthetic import generate
+from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.replay import memory_units, render_turn, replay_conversation
 from openclaw_lab.model import MemoryTier
@@ -13,13 +14,14 @@ def benchmark():
     return generate(120, seed=3)
 
 
-def config(**sections):
-    return ExperimentConfig.from_dict({"name": "replay", **sections})
+def config(embedder, **sections):
+    """The replay plan that the composition root builds from these config sections."""
+    return build(ExperimentConfig.from_dict({"name": "replay", **sections}), embedder=embedder).replay
 
 
 def test_items_are_stamped_in_the_dataset_time(benchmark, embedder, tmp_path):
     conversation = benchmark.conversations[0]
-    replay = replay_conversation(conversation, benchmark.questions, config(memory={"turn_seconds": 60}), embedder, tmp_path)
+    replay = replay_conversation(conversation, benchmark.questions, config(embedder, memory={"turn_seconds": 60}), embedder, tmp_path)
     by_turn = {item.source_ids[0]: item for item in replay.items}
     for session in conversation.sessions:
         for n, turn in enumerate(session.turns):
@@ -32,7 +34,7 @@ def test_items_are_stamped_in_the_dataset_time(benchmark, embedder, tmp_path):
 
 def test_simulated_access_feeds_consolidation(benchmark, embedder, tmp_path):
     conversation = benchmark.conversations[0]
-    settings = config(consolidation={"enabled": True, "law": "seed", "interval_hours": 24})
+    settings = config(embedder, consolidation={"enabled": True, "law": "seed", "interval_hours": 24})
     replay = replay_conversation(conversation, benchmark.questions, settings, embedder, tmp_path)
     episodic = [i for i in replay.items if i.tier is MemoryTier.EPISODIC]
     semantic = [i for i in replay.items if i.tier is MemoryTier.SEMANTIC]
@@ -44,7 +46,7 @@ def test_simulated_access_feeds_consolidation(benchmark, embedder, tmp_path):
 
 
 def test_no_access_simulation_means_nothing_is_promoted_by_access(benchmark, embedder, tmp_path):
-    settings = config(memory={"simulate_access": False}, consolidation={"enabled": True, "law": "seed"})
+    settings = config(embedder, memory={"simulate_access": False}, consolidation={"enabled": True, "law": "seed"})
     replay = replay_conversation(benchmark.conversations[0], benchmark.questions, settings, embedder, tmp_path)
     assert all(i.access_count == 0 for i in replay.items)
     assert not [i for i in replay.items if i.tier is MemoryTier.SEMANTIC]

@@ -2,7 +2,8 @@ import pandas as pd
 import pytest
 
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.sweep import grid, pareto_front, recall_at_footprint
+from openclaw_lab.harness.metrics import pareto_front, recall_at_footprint
+from openclaw_lab.harness.sweep import grid
 
 
 def test_grid_is_the_cartesian_product():

@@ -145,7 +145,7 @@ def test_a_corpus_of_stopwords_only_finds_nothing():
 
 
 def test_constructor_only_stores_its_arguments_and_bad_ones_raise_on_use():
-    bm25 = BM25Retriever(method="okapi", clock=object(), embedder=object())
+    bm25 = BM25Retriever(method="okapi")
     assert bm25.method == "okapi"
     with pytest.raises(ValueError, match=r"^method: unknown BM25 variant 'okapi'; choose one of lucene, robertson"):
         bm25.index(items_of(["x y"]))

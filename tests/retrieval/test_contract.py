@@ -20,7 +20,7 @@ from openclaw_lab.retrieval.fusion import FusedRetriever
 from openclaw_lab.retrieval.learned import LearnedReranker
 from openclaw_lab.retrieval.rerank import HybridFirstStage, MMRReranker, TwoStageRetriever
 from openclaw_lab.retrieval.scoring import MemoryAwareRetriever
-from openclaw_lab.retrieval.strategies import make_retriever
+from openclaw_lab.harness.build import make_retriever
 from openclaw_lab.retrieval.temporal import TimeAwareRetriever
 from openclaw_lab.stores.exact import ExactStore
 

@@ -155,12 +155,12 @@ def test_hybrid_is_dense_plus_bm25_fused_by_rrf(embedder):
     fused = hybrid(embedder, bm25={"k1": 1.2}, candidates=30, k=10)
     assert [type(r) for r in fused.retrievers] == [DenseRetriever, BM25Retriever]
     assert fused.retrievers[0].embedder is embedder and fused.retrievers[1].k1 == 1.2
-    assert (fused.method, fused.candidates, fused.params) == ("rrf", 30, {"k": 10})
+    assert (fused.method, fused.candidates, fused.params) == ("rrf", 30, {"k": 10, "norm": "min-max"})
 
 
-def test_unknown_fusion_parameters_raise_on_use():
-    first, second, items = fixed_pair()
-    fused = FusedRetriever([first, second], alpha=0.5)
-    fused.index(items)
+def test_unknown_fusion_parameters_raise_when_built():
+    first, second, _ = fixed_pair()
     with pytest.raises(ValueError, match=r"^params: unknown fusion parameters \['alpha'\]; choose from k, norm"):
-        fused.search("anything", k=3)
+        FusedRetriever([first, second], alpha=0.5)
+    with pytest.raises(ValueError, match=r"^method: unknown fusion 'rff'"):
+        FusedRetriever([first, second], method="rff")

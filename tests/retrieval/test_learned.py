@@ -9,7 +9,9 @@ from datetime import datetime, timedelta, timezone
 import numpy as np
 import pytest
 
-from openclaw_lab.model import Hit, MemoryItem
+from openclaw_lab.model import MemoryItem
+from openclaw_lab.retrieval.protocol import Reranker
+from openclaw_lab.retrieval.rerank import CandidateReranker
 from openclaw_lab.retrieval.learned import (
     Candidate,
     FeatureExtractor,
@@ -161,15 +163,16 @@ def test_rerank_candidates_keeps_k_best_first_and_uses_the_clock(fitted, split, 
     )
 
 
-def test_plain_hits_lack_source_scores_and_say_so(fitted):
-    hit = Hit(item("a", "Alice likes tea"), 0.5)
+def test_it_reranks_candidates_only_and_plain_ones_say_what_they_lack(fitted):
+    assert isinstance(fitted, CandidateReranker) and not isinstance(fitted, Reranker)
+    plain = Candidate(item("a", "Alice likes tea"), 0.5)
     with pytest.raises(ValueError, match="candidates: none carries a score from dense, bm25"):
-        fitted.rerank("Alice tea", [hit], k=1)
-    assert fitted.rerank("Alice tea", [], k=1) == []
+        fitted.rerank_candidates("Alice tea", [plain], k=1)
+    assert fitted.rerank_candidates("Alice tea", [], k=1) == []
     with pytest.raises(ValueError, match="k: 0"):
-        fitted.rerank("Alice tea", [hit], k=0)
+        fitted.rerank_candidates("Alice tea", [plain], k=0)
     with pytest.raises(ValueError, match="query"):
-        fitted.rerank(" ", [hit], k=1)
+        fitted.rerank_candidates(" ", [plain], k=1)
 
 
 def test_fit_needs_relevant_and_irrelevant_candidates(split):

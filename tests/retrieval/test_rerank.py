@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem
-from openclaw_lab.registry import rerankers, retrievers
+from openclaw_lab.harness.registry import rerankers, retrievers
 from openclaw_lab.retrieval.bm25 import BM25Retriever
 from openclaw_lab.retrieval.fusion import FusedRetriever
 from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, Candidate, LearnedReranker
@@ -20,7 +20,7 @@ from openclaw_lab.retrieval.rerank import (
     default_rerank,
     resolve_model_path,
 )
-from openclaw_lab.retrieval.strategies import retrieve
+from openclaw_lab.harness.build import retrieve
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 

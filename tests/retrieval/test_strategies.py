@@ -5,19 +5,19 @@ from __future__ import annotations
 import pytest
 
 from openclaw_lab.model import MemoryFilter
-from openclaw_lab.registry import retrievers
+from openclaw_lab.harness.registry import retrievers, systems
 from openclaw_lab.retrieval.bm25 import BM25Retriever
 from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.fusion import FusedRetriever
 from openclaw_lab.retrieval.protocol import Retriever
-from openclaw_lab.retrieval.strategies import make_retriever, retrieve, strategy_names
+from openclaw_lab.harness.build import make_retriever, retrieve, strategy_names
 
 SEED_NAMES = ["dense", "sparse", "hybrid", "rerank"]
 
 
 def test_the_seed_names_are_registered():
     assert set(SEED_NAMES) <= set(strategy_names())
-    assert strategy_names() == retrievers.names()
+    assert strategy_names() == retrievers.names() + systems.names()
 
 
 @pytest.mark.parametrize("name", retrievers.names())
@@ -32,7 +32,7 @@ def test_names_resolve_to_their_classes_with_params(embedder):
     assert type(sparse) is BM25Retriever and (sparse.k1, sparse.b) == (1.2, 0.5)
     assert type(make_retriever("bm25")) is BM25Retriever
     fused = make_retriever("hybrid", embedder=embedder, method="wsum", norm="z-score")
-    assert type(fused) is FusedRetriever and fused.params == {"norm": "z-score"}
+    assert type(fused) is FusedRetriever and fused.params == {"k": 60, "norm": "z-score"}
 
 
 @pytest.mark.parametrize("strategy", ["dense", "sparse", "hybrid"])
@@ -59,10 +59,12 @@ def test_no_items_return_no_hits():
 
 def test_an_unknown_strategy_raises_naming_the_choices():
     choices = "dense, sparse, bm25, hybrid, rerank"
-    with pytest.raises(ValueError, match=rf"^strategy: unknown 'semantic'; choose one of {choices}"):
+    with pytest.raises(ValueError, match=rf"^strategy: unknown strategy 'semantic'; choose one of {choices}"):
         make_retriever("semantic")
-    with pytest.raises(ValueError, match=r"^strategy: unknown 'semantic'"):
-        retrieve("anything", "semantic")
+    with pytest.raises(ValueError, match=r"^strategy: unknown strategy 'hybird'; did you mean 'hybrid'\?"):
+        retrieve("anything", "hybird")
+    with pytest.raises(ValueError, match=r"^params.stemer: unknown parameter of BM25Retriever; did you mean 'stemmer'\?"):
+        make_retriever("bm25", stemer=None)
 
 
 @pytest.mark.parametrize("k", [0, -3, 2.5])

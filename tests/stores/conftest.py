@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from openclaw_lab.model import MemoryItem, MemoryTier
-from openclaw_lab.registry import stores
+from openclaw_lab.harness.registry import stores
 from openclaw_lab.stores import ExactStore
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)

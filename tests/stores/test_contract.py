@@ -194,7 +194,7 @@ CHILD = """
 import json, sys
 import numpy as np
 from openclaw_lab.model import MemoryFilter
-from openclaw_lab.registry import stores
+from openclaw_lab.harness.registry import stores
 kind, path, query = sys.argv[1], sys.argv[2], np.array(json.loads(sys.argv[3]))
 store = stores.create(kind, path=path)
 print(json.dumps({

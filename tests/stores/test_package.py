@@ -8,7 +8,7 @@ import sys
 import pytest
 
 import openclaw_lab.stores as stores_package
-from openclaw_lab.registry import stores
+from openclaw_lab.harness.registry import stores
 
 
 def test_importing_the_package_loads_no_backend():

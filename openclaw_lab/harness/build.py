@@ -1,0 +1,233 @@
+"""The composition root: an experiment config becomes working objects here, and only here.
+
+``build(config)`` resolves every name (dataset, embedding model, store, admission policy, decay law,
+strategies) and constructs every component before any data loads, so a typo anywhere fails at
+once with the field's dotted path and the closest valid name. Below the harness, code receives
+objects, never names.
+
+>>> from openclaw_lab.harness.config import ExperimentConfig
+>>> config = ExperimentConfig.from_dict({"name": "x", "systems": [{"name": "a", "strategy": "dnese"}]})
+>>> build(config)
+Traceback (most recent call last):
+...
+openclaw_lab.errors.ConfigError: systems[0].strategy: unknown strategy 'dnese'; did you mean 'dense'? (choose one of dense, sparse, bm25, hybrid, rerank, learned-crossfit)
+"""
+
+from __future__ import annotations
+
+import inspect
+import warnings
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
+from functools import partial
+from pathlib import Path
+from typing import Any
+
+from openclaw_lab.clock import Clock, SimulatedClock
+from openclaw_lab.consolidation import ConsolidationPolicy, NoDecay, PrunePolicy
+from openclaw_lab.datasets.types import Benchmark
+from openclaw_lab.embedding import Embedder
+from openclaw_lab.errors import ConfigError
+from openclaw_lab.harness import registry
+from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
+from openclaw_lab.harness.registry import construct, did_you_mean
+from openclaw_lab.harness.replay import ConsolidationPlan, ReplayPlan
+from openclaw_lab.harness.systems import RetrieverSystem, System
+from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
+from openclaw_lab.retrieval.protocol import Retriever, check_query
+from openclaw_lab.stores.protocol import VectorStore
+
+__all__ = ["Built", "build", "build_dataset", "build_embedder", "make_retriever", "retrieve", "strategy_names", "DatasetLoader"]
+
+_EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # any time will do to try a constructor
+
+
+@dataclass(frozen=True)
+class DatasetLoader:
+    """The configured dataset (or its fallback when it is not on the data path), checked but not yet loaded."""
+
+    settings: DatasetConfig
+    load_primary: Callable[[], Benchmark]
+    load_fallback: Callable[[], Benchmark] | None
+
+    def __call__(self) -> Benchmark:
+        try:
+            benchmark = self.load_primary()
+        except FileNotFoundError as missing:
+            if self.load_fallback is None:
+                raise
+            warnings.warn(f"{missing}; using the {self.settings.fallback!r} dataset instead", stacklevel=2)
+            benchmark = self.load_fallback()
+        if self.settings.conversations is not None or self.settings.limit is not None:
+            conversations = list(self.settings.conversations) if self.settings.conversations is not None else None
+            benchmark = benchmark.subset(conversations, self.settings.limit)
+        return benchmark
+
+
+@dataclass(frozen=True)
+class Built:
+    """Every component of an experiment, constructed: what ``run_experiment`` runs."""
+
+    config: ExperimentConfig
+    embedder: Embedder
+    load_dataset: DatasetLoader
+    replay: ReplayPlan
+    systems: dict[str, System]
+
+
+def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Built:
+    """Resolve and construct everything ``config`` names; nothing is loaded, replayed or downloaded.
+
+    ``embedder`` replaces the one ``config.embedding`` describes (a notebook shares one across runs).
+    """
+    embedder = embedder or build_embedder(config)
+    return Built(
+        config=config,
+        embedder=embedder,
+        load_dataset=build_dataset(config.dataset),
+        replay=_replay_plan(config, embedder),
+        systems={s.name: _system(s, i, embedder) for i, s in enumerate(config.systems)},
+    )
+
+
+def build_embedder(config: ExperimentConfig) -> Embedder:
+    """The ``Embedder`` of ``config.embedding``; settings left out are the Embedder's defaults."""
+    settings = {key: value for key, value in asdict(config.embedding).items() if value is not None}
+    return construct(Embedder, settings, "embedding")
+
+
+def _loader(name: str, params: Mapping[str, Any], name_field: str, params_field: str) -> Callable[[], Benchmark]:
+    factory = registry.datasets.get(name, field=name_field)
+    _check_signature(factory, params, params_field)
+    return partial(factory, **params)
+
+
+def build_dataset(settings: DatasetConfig) -> DatasetLoader:
+    """The loader of ``settings``: names and parameters checked, nothing read yet."""
+    primary = _loader(settings.name, settings.params, "dataset.name", "dataset.params")
+    fallback = None
+    if settings.fallback is not None:
+        fallback = _loader(settings.fallback, settings.fallback_params, "dataset.fallback", "dataset.fallback_params")
+    return DatasetLoader(settings, primary, fallback)
+
+
+def _check_signature(factory: Callable[..., Any], params: Mapping[str, Any], field: str) -> None:
+    """Refuse parameters ``factory`` does not take, without calling it (a loader reads files)."""
+    signature = inspect.signature(factory)
+    named = [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    for key in params:
+        if key not in named:
+            raise ConfigError(f"{field}.{key}", f"unknown parameter of {factory.__qualname__}", did_you_mean(key, named))
+    try:
+        signature.bind(**params)
+    except TypeError as error:
+        raise ConfigError(field, f"{factory.__qualname__}: {error}") from None
+
+
+def _replay_plan(config: ExperimentConfig, embedder: Embedder) -> ReplayPlan:
+    memory = config.memory
+    new_store = _store_factory(memory.store, memory.store_params, embedder.model_id)
+    admission = None
+    if memory.admission is not None:
+        factory = registry.remember_policies.get(memory.admission, field="memory.admission")
+        admission = construct(factory, memory.admission_params, "memory.admission_params")
+    return ReplayPlan(
+        new_store=new_store, unit=memory.unit, turn_seconds=memory.turn_seconds,
+        simulate_access=memory.simulate_access, access_k=memory.access_k, persist=memory.persist,
+        consolidation=_consolidation_plan(config), admission=admission,
+    )  # fmt: skip
+
+
+def _store_factory(name: str, params: Mapping[str, Any], model_id: str) -> Callable[[Path | None], VectorStore]:
+    factory = registry.stores.get(name, field="memory.store")
+
+    def new_store(path: Path | None) -> VectorStore:
+        return construct(factory, params, "memory.store_params", path=path, embedding_model=model_id)
+
+    new_store(None)  # tried once, in memory: bad parameters fail before any data loads
+    return new_store
+
+
+def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
+    settings = config.consolidation
+    if not settings.enabled:
+        return None
+    prune_settings: dict[str, Any] = {}
+    if settings.law is not None or settings.law_params:
+        law = registry.decay_laws.get(settings.law, field="consolidation.law") if settings.law else type(PrunePolicy().law)
+        prune_settings["law"] = construct(law, settings.law_params, "consolidation.law_params")
+    if settings.threshold is not None:
+        prune_settings["threshold"] = settings.threshold
+    prune = construct(PrunePolicy, prune_settings, "consolidation")
+    return ConsolidationPlan(
+        policy=construct(ConsolidationPolicy, settings.policy, "consolidation.policy"),
+        prune=prune if "semantic" in settings.prune_tiers else PrunePolicy(law=NoDecay()),
+        prune_episodic=prune if "episodic" in settings.prune_tiers else None,
+        merge_threshold=settings.merge_threshold,
+        interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
+    )
+
+
+def strategy_names() -> list[str]:
+    """Every strategy a config can name, e.g. ``dense``, ``bm25``, ``hybrid``, ``rerank``, ``learned-crossfit``."""
+    return registry.retrievers.names() + registry.systems.names()
+
+
+def _system(system: SystemConfig, index: int, embedder: Embedder) -> System:
+    field = f"systems[{index}]"
+    if system.strategy in registry.systems:
+        return construct(registry.systems.get(system.strategy), system.params, f"{field}.params", embedder=embedder)
+    if system.strategy not in registry.retrievers:
+        raise ConfigError(f"{field}.strategy", f"unknown strategy {system.strategy!r}",
+                          did_you_mean(system.strategy, strategy_names()))  # fmt: skip
+    factory = registry.retrievers.get(system.strategy)
+
+    def make(clock: Clock) -> Retriever:
+        return construct(factory, system.params, f"{field}.params", embedder=embedder, clock=clock)
+
+    make(SimulatedClock(_EPOCH))  # tried once: bad parameters fail before any data loads
+    return RetrieverSystem(make)
+
+
+def make_retriever(strategy: str, *, embedder: Any = None, clock: Any = None, **params: Any) -> Retriever:
+    """A fresh, empty retriever for the strategy name ``strategy``; ``params`` go to its factory.
+
+    >>> type(make_retriever("bm25", k1=1.2)).__name__
+    'BM25Retriever'
+    """
+    if strategy in registry.systems:
+        raise ConfigError("strategy", f"{strategy!r} fits on a whole replay; name it in an experiment's systems")
+    factory = registry.retrievers.get(strategy, field="strategy")
+    return construct(factory, params, "params", embedder=embedder, clock=clock)
+
+
+def retrieve(
+    query: str,
+    strategy: str = "hybrid",
+    *,
+    items: Sequence[MemoryItem] | None = None,
+    k: int = 10,
+    filter: MemoryFilter | None = None,
+    embedder: Any = None,
+    clock: Any = None,
+    **params: Any,
+) -> list[Hit]:
+    """The best ``k`` of ``items`` for ``query`` by ``strategy`` (higher score is better); no items → [].
+
+    The query, ``k`` and the strategy are checked before anything is loaded.
+
+    >>> from openclaw_lab.model import MemoryItem
+    >>> items = [MemoryItem.new("I adopted a puppy named Rex", now=_EPOCH, id="a"),
+    ...          MemoryItem.new("We went hiking in the Alps", now=_EPOCH, id="b")]
+    >>> [hit.item.id for hit in retrieve("puppy", strategy="sparse", items=items, k=1)]
+    ['a']
+    """
+    check_query(query)
+    check_k(k)
+    retriever = make_retriever(strategy, embedder=embedder, clock=clock, **params)
+    items = list(items or [])
+    if not items:
+        return []
+    retriever.index(items)
+    return retriever.search(query, k, filter)

@@ -1,0 +1,153 @@
+"""Config names → factories, one registry per kind of component; only the harness and the CLI read it.
+
+A name that is not registered is refused with the field's dotted path and the closest names; the
+parameters a config gives a component are checked against its factory's signature before anything
+is built, so a typo fails at once instead of after a replay.
+
+>>> stores.names()[:1]
+['exact']
+>>> stores.get("chromma", field="memory.store")
+Traceback (most recent call last):
+...
+openclaw_lab.errors.ConfigError: memory.store: unknown store 'chromma'; did you mean 'chroma'? (choose one of exact, chroma, qdrant, milvus)
+"""
+
+from __future__ import annotations
+
+import difflib
+import importlib
+import inspect
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any
+
+from openclaw_lab.errors import ConfigError, OpenClawError
+
+__all__ = [
+    "Registry", "did_you_mean", "construct", "stores", "retrievers", "systems", "decay_laws", "datasets",
+    "rerankers", "remember_policies", "agents",
+]  # fmt: skip
+
+
+def did_you_mean(name: object, choices: Iterable[str]) -> str:
+    """A hint naming the closest of ``choices`` (if any is close) and all of them."""
+    choices = list(choices)
+    close = difflib.get_close_matches(str(name), choices, n=1, cutoff=0.6)
+    listed = f"choose one of {', '.join(choices)}"
+    return f"did you mean {close[0]!r}? ({listed})" if close else listed
+
+
+class Registry:
+    """Names → factories, given as objects or as lazy ``"module:attribute"`` strings.
+
+    Lazy strings keep optional backends (qdrant, milvus) from being imported until they are used.
+    Duplicate names are refused.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        self._entries: dict[str, Callable[..., Any] | str] = {}
+
+    def register(self, name: str, factory: Callable[..., Any] | str) -> None:
+        if name in self._entries:
+            raise ValueError(f"{self.kind}: the name {name!r} is already registered")
+        self._entries[name] = factory
+
+    def names(self) -> list[str]:
+        return list(self._entries)
+
+    def get(self, name: str, *, field: str | None = None) -> Callable[..., Any]:
+        """The factory registered as ``name``; a ConfigError at ``field`` with the closest names otherwise."""
+        if not isinstance(name, str) or name not in self._entries:
+            raise ConfigError(field or self.kind, f"unknown {self.kind} {name!r}", did_you_mean(name, self._entries))
+        entry = self._entries[name]
+        if isinstance(entry, str):
+            module, _, attribute = entry.partition(":")
+            entry = getattr(importlib.import_module(module), attribute)
+            self._entries[name] = entry
+        return entry
+
+    def create(self, name: str, /, *, field: str | None = None, **params: Any) -> Any:
+        """``construct`` the factory of ``name`` with ``params`` (checked against its signature)."""
+        return construct(self.get(name, field=field), params, field or f"{self.kind} {name!r}")
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._entries
+
+
+def construct(factory: Callable[..., Any], params: Mapping[str, Any], field: str, **context: Any) -> Any:
+    """``factory(**params)`` plus those ``context`` values (embedder, clock, …) its signature names.
+
+    An unknown or missing parameter, or a value the component refuses, is a ConfigError at
+    ``field`` (the dotted path of the params table), never a TypeError from deep inside.
+    """
+    if not isinstance(params, Mapping):
+        raise ConfigError(field, f"{params!r} is not a table of parameters")
+    signature = inspect.signature(factory)
+    named = [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
+    open_ended = any(p.kind is p.VAR_KEYWORD for p in signature.parameters.values())
+    settable = [name for name in named if name not in context]
+    for key in params:
+        if key in context:
+            raise ConfigError(f"{field}.{key}", "is set by the harness, not by the config")
+        if key not in named and not open_ended:
+            raise ConfigError(f"{field}.{key}", f"unknown parameter of {_name(factory)}", did_you_mean(key, settable))
+    injected = {key: value for key, value in context.items() if key in named}
+    try:
+        signature.bind(**injected, **params)
+    except TypeError as error:
+        raise ConfigError(field, f"{_name(factory)}: {error}") from None
+    try:
+        return factory(**injected, **params)
+    except OpenClawError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ConfigError(field, str(error)) from None
+
+
+def _name(factory: Callable[..., Any]) -> str:
+    return getattr(factory, "__qualname__", repr(factory))
+
+
+stores = Registry("store")
+stores.register("exact", "openclaw_lab.stores.exact:ExactStore")
+stores.register("chroma", "openclaw_lab.stores.chroma:ChromaStore")
+stores.register("qdrant", "openclaw_lab.stores.qdrant:QdrantStore")
+stores.register("milvus", "openclaw_lab.stores.milvus:MilvusStore")
+
+# Per-conversation retrieval strategies: factories of a Retriever, handed ``embedder`` and ``clock``
+# when their signature names them.
+retrievers = Registry("strategy")
+retrievers.register("dense", "openclaw_lab.retrieval.dense:DenseRetriever")
+retrievers.register("sparse", "openclaw_lab.retrieval.bm25:BM25Retriever")
+retrievers.register("bm25", "openclaw_lab.retrieval.bm25:BM25Retriever")
+retrievers.register("hybrid", "openclaw_lab.retrieval.fusion:hybrid")
+retrievers.register("rerank", "openclaw_lab.retrieval.rerank:default_rerank")
+
+# Strategies that see every conversation of a replay at once (they fit a model, cross-fitted).
+systems = Registry("strategy")
+systems.register("learned-crossfit", "openclaw_lab.harness.crossfit:CrossFittedReranker")
+
+rerankers = Registry("reranker")
+rerankers.register("cross-encoder", "openclaw_lab.retrieval.rerank:CrossEncoderReranker")
+rerankers.register("learned", "openclaw_lab.retrieval.learned:LearnedReranker")
+rerankers.register("mmr", "openclaw_lab.retrieval.rerank:MMRReranker")
+
+decay_laws = Registry("decay law")
+decay_laws.register("seed", "openclaw_lab.consolidation.decay:SeedDecay")
+decay_laws.register("exponential", "openclaw_lab.consolidation.decay:ExponentialDecay")
+decay_laws.register("ebbinghaus", "openclaw_lab.consolidation.decay:EbbinghausDecay")
+decay_laws.register("power", "openclaw_lab.consolidation.decay:PowerLawDecay")
+decay_laws.register("none", "openclaw_lab.consolidation.decay:NoDecay")
+
+datasets = Registry("dataset")
+datasets.register("locomo", "openclaw_lab.datasets.locomo:load_locomo")
+datasets.register("longmemeval", "openclaw_lab.datasets.longmemeval:load_longmemeval")
+datasets.register("synthetic", "openclaw_lab.datasets.synthetic:generate")
+
+remember_policies = Registry("remember policy")
+remember_policies.register("seed", "openclaw_lab.agent.remember:SeedRememberPolicy")
+remember_policies.register("rules", "openclaw_lab.agent.remember:rule_policy")
+
+agents = Registry("agent")
+agents.register("scripted", "openclaw_lab.agent.protocol:ScriptedAgent")
+agents.register("openai", "openclaw_lab.agent.openai_compat:OpenAICompatAgent")
