@@ -27,10 +27,10 @@ test: $(VENV)/.installed
 	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist loadfile tests notebooks --nbval-lax
 	$(MAKE) gate
 
-# The regression gate: LoCoMo conv-26 + conv-30 against the committed baseline.
+# The regression gate: LoCoMo conv-26 + conv-30 must reproduce the committed baseline to the last digit.
 gate: $(VENV)/.installed
 	$(VENV)/bin/openclaw-lab run experiments/ci-gate.toml --results results/ci
-	$(VENV)/bin/openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json --tolerance 0.01
+	$(VENV)/bin/openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json --exact
 
 lab: $(VENV)/.installed
 	$(VENV)/bin/jupyter lab notebooks/

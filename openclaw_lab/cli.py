@@ -59,7 +59,7 @@ def _check(args: argparse.Namespace) -> int:
         write_baseline(args.result, args.baseline)
         print(f"baseline written: {args.baseline}")
         return 0
-    failures = check_run(args.result, args.baseline, args.tolerance)
+    failures = check_run(args.result, args.baseline, args.tolerance, args.exact)
     for failure in failures:
         print(f"REGRESSION {failure}")
     print("check passed" if not failures else f"check failed: {len(failures)} metric(s) regressed")
@@ -108,6 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--baseline", type=Path, required=True)
     check.add_argument("--tolerance", type=float, default=0.01)
     check.add_argument("--update", action="store_true", help="write the baseline from this run instead")
+    check.add_argument("--exact", action="store_true", help="fail on any difference from the baseline, up or down")
     check.set_defaults(handler=_check)
     fetch = commands.add_parser("download", help="fetch a dataset from its public address (needs internet)")
     fetch.add_argument("name", help="a dataset with a card, e.g. locomo")

@@ -81,7 +81,10 @@ def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Buil
 
     ``embedder`` replaces the one ``config.embedding`` describes (a notebook shares one across runs).
     """
-    embedder = embedder or build_embedder(config)
+    if embedder is None:
+        embedder = build_embedder(config)
+    else:  # the settings are still checked, so a config never holds a typo that a notebook hides
+        construct(Embedder, {**_embedding_settings(config), "cache": False}, "embedding")
     return Built(
         config=config,
         embedder=embedder,
@@ -93,8 +96,11 @@ def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Buil
 
 def build_embedder(config: ExperimentConfig) -> Embedder:
     """The ``Embedder`` of ``config.embedding``; settings left out are the Embedder's defaults."""
-    settings = {key: value for key, value in asdict(config.embedding).items() if value is not None}
-    return construct(Embedder, settings, "embedding")
+    return construct(Embedder, _embedding_settings(config), "embedding")
+
+
+def _embedding_settings(config: ExperimentConfig) -> dict[str, Any]:
+    return {key: value for key, value in asdict(config.embedding).items() if value is not None}
 
 
 def _loader(name: str, params: Mapping[str, Any], name_field: str, params_field: str) -> Callable[[], Benchmark]:

@@ -30,20 +30,23 @@ class Regression:
 
     def __str__(self) -> str:
         shown = "missing" if self.value is None else f"{self.value:.4f}"
-        return f"{self.system} {self.metric}: {shown} against baseline {self.baseline:.4f} (drop {self.drop:.4f})"
+        return f"{self.system} {self.metric}: {shown} against baseline {self.baseline:.6f} (drop {self.drop:.6f})"
 
 
 def check_metrics(
-    current: dict[str, dict[str, float]], baseline: dict[str, dict[str, float]], tolerance: float
+    current: dict[str, dict[str, float]], baseline: dict[str, dict[str, float]], tolerance: float, exact: bool = False
 ) -> list[Regression]:
-    """Every baseline metric that fell by more than ``tolerance`` (absolute), or is missing."""
+    """Every baseline metric that fell by more than ``tolerance`` (absolute), or is missing.
+
+    ``exact``: any difference at all, up or down, fails (the baseline must reproduce to the last digit).
+    """
     if tolerance < 0:
         raise ValueError(f"tolerance: {tolerance!r} must be >= 0")
     failures = []
     for system, metrics in baseline.items():
         for metric, expected in metrics.items():
             value = current.get(system, {}).get(metric)
-            if value is None or expected - value > tolerance:
+            if value is None or expected - value > tolerance or (exact and value != expected):
                 failures.append(Regression(system, metric, expected, value))
     return failures
 
@@ -64,11 +67,11 @@ def write_baseline(run_dir: str | Path, path: str | Path) -> dict[str, Any]:
     return baseline
 
 
-def check_run(run_dir: str | Path, baseline_path: str | Path, tolerance: float) -> list[Regression]:
+def check_run(run_dir: str | Path, baseline_path: str | Path, tolerance: float, exact: bool = False) -> list[Regression]:
     baseline = json.loads(Path(baseline_path).read_text())
     data = read_run(run_dir)
     expected_sha = baseline.get("dataset", {}).get("sha256")
     actual_sha = data["environment"]["dataset"].get("sha256")
     if expected_sha and actual_sha and expected_sha != actual_sha:
         raise ValueError(f"dataset: the run used sha256 {actual_sha}, the baseline {expected_sha}")
-    return check_metrics(data["metrics"]["systems"], baseline["metrics"], tolerance)
+    return check_metrics(data["metrics"]["systems"], baseline["metrics"], tolerance, exact)

@@ -13,3 +13,10 @@ def test_a_drop_beyond_the_tolerance_fails_and_within_passes():
     assert len(missing) == 2 and "missing" in str(missing[0])
     with pytest.raises(ValueError, match="^tolerance"):
         check_metrics({}, baseline, -0.1)
+
+
+def test_exact_fails_on_any_difference_up_or_down():
+    baseline = {"dense": {"session.recall@10": 0.80}}
+    assert check_metrics({"dense": {"session.recall@10": 0.80}}, baseline, 0.0, exact=True) == []
+    assert len(check_metrics({"dense": {"session.recall@10": 0.8000001}}, baseline, 0.01, exact=True)) == 1
+    assert check_metrics({"dense": {"session.recall@10": 0.8000001}}, baseline, 0.01) == []
