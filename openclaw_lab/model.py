@@ -250,10 +250,11 @@ class MemoryQuery:
 
 
 class Hit(NamedTuple):
-    """A retrieved item and its score (higher is better)."""
+    """A retrieved item and its score (higher is better); ``tiers``: every tier that holds this memory."""
 
     item: MemoryItem
     score: float
+    tiers: tuple[str, ...] = ()
 
 
 def check_k(k: Any, field_name: str = "k") -> int:

@@ -147,7 +147,7 @@ def replay_conversation(
             if scheduler is not None:
                 scheduler.tick()
             if plan.simulate_access:
-                memory.search_vector(vector, plan.access_k)
+                memory.search_vector(vector, plan.access_k, distinct=False)
             result.units_seen += 1
             keep = True
             if plan.admission is not None:  # only what the policy admits is stored, with the importance it gives

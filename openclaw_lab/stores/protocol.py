@@ -7,13 +7,14 @@ cosine similarity (higher is better), with the filter applied before the top k i
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
 from typing import Protocol, runtime_checkable
 
 import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem
 
-__all__ = ["VectorStore"]
+__all__ = ["VectorStore", "AccessCounter"]
 
 
 @runtime_checkable
@@ -34,3 +35,9 @@ class VectorStore(Protocol):
 
     def items(self, filter: MemoryFilter | None = None) -> Iterator[MemoryItem]:
         """Every stored item that passes ``filter`` (for consolidation, decay and audits)."""
+
+
+@runtime_checkable
+class AccessCounter(Protocol):
+    def record_access(self, ids: Sequence[str], now: datetime) -> None:
+        """Count one access of each id at ``now`` atomically (no write-back of a cached copy)."""

@@ -1,7 +1,9 @@
 """Episodic memory: sessions and their memories in one SQLite file, searchable by embedding.
 
-SQLite is the record; an in-process ``ExactStore`` mirrors the vectors for search and is
-rebuilt from the file when it is opened, so everything survives a process restart.
+SQLite is the record (an ``SQLiteStore`` table); each process searches an exact index kept in step
+with the file, so everything survives a restart and every process sees the others' committed
+writes. The file also holds the semantic outbox: long-term copies written in the same transaction
+as their episodic rows, then applied to the semantic store (see ``MemoryManager.write``).
 
 >>> import tempfile, os
 >>> from datetime import datetime
@@ -33,9 +35,8 @@ from openclaw_lab.model import (
     from_timestamp,
     to_timestamp,
 )
-from openclaw_lab.stores.codec import check_vector, from_record, to_record
-from openclaw_lab.stores.exact import ExactStore
-from openclaw_lab.tiers.sqlite import Database
+from openclaw_lab.stores.sqlite import SQLiteStore, row_item, row_values, table_schema
+from openclaw_lab.stores.database import Database
 from openclaw_lab.tiers.working import render_line
 
 __all__ = ["EpisodicMemory", "SessionInfo"]
@@ -46,17 +47,9 @@ CREATE TABLE IF NOT EXISTS sessions (
     id TEXT PRIMARY KEY, user_id TEXT NOT NULL, created_at REAL NOT NULL, updated_at REAL NOT NULL,
     metadata TEXT NOT NULL DEFAULT '{}', active INTEGER NOT NULL DEFAULT 1);
 CREATE INDEX IF NOT EXISTS sessions_by_user ON sessions (user_id, updated_at);
-CREATE TABLE IF NOT EXISTS memories (
-    id TEXT PRIMARY KEY, session_id TEXT NOT NULL, content TEXT NOT NULL, tier TEXT NOT NULL,
-    importance INTEGER NOT NULL, created_at REAL NOT NULL, last_accessed REAL NOT NULL,
-    access_count INTEGER NOT NULL, tags TEXT NOT NULL, source TEXT NOT NULL, source_ids TEXT NOT NULL,
-    metadata TEXT NOT NULL, embedding BLOB);
-CREATE INDEX IF NOT EXISTS memories_by_session ON memories (session_id, created_at);
 CREATE TABLE IF NOT EXISTS consolidation_log (
     seq INTEGER PRIMARY KEY AUTOINCREMENT, at REAL NOT NULL, report TEXT NOT NULL);
-"""
-COLUMNS = ("id", "session_id", "content", "tier", "importance", "created_at", "last_accessed",
-           "access_count", "tags", "source", "source_ids", "metadata", "embedding")  # fmt: skip
+""" + table_schema("memories") + table_schema("pending_semantic")
 
 
 @dataclass(frozen=True)
@@ -69,28 +62,18 @@ class SessionInfo:
     active: bool = True
 
 
-def _row_values(item: MemoryItem) -> tuple:
-    record = to_record(item)
-    blob = None if item.embedding is None else np.asarray(item.embedding, dtype=np.float32).tobytes()
-    return tuple(
-        json.dumps(record[c]) if c in ("tags", "source_ids", "metadata") else (blob if c == "embedding" else record[c])
-        for c in COLUMNS
-    )
-
-
-def _row_item(row: Any) -> MemoryItem:
-    record = {c: row[c] for c in COLUMNS if c != "embedding"}
-    embedding = None if row["embedding"] is None else np.frombuffer(row["embedding"], dtype=np.float32)
-    return from_record(record, embedding)
-
-
 class EpisodicMemory:
     """Per-session memories persisted in SQLite; a VectorStore for the items that carry embeddings."""
 
-    def __init__(self, path: str | Path) -> None:
+    def __init__(self, path: str | Path, *, embedding_model: str | None = None) -> None:
         self.db = Database(path, SCHEMA, SCHEMA_VERSION)
-        self._index: ExactStore | None = None  # built on the first search
-        self._dim: int | None = None
+        self.memories = SQLiteStore(table="memories", tier=MemoryTier.EPISODIC, database=self.db,
+                                    embedding_model=embedding_model)  # fmt: skip
+        self._outbox = SQLiteStore(table="pending_semantic", tier=MemoryTier.SEMANTIC, database=self.db)
+
+    @property
+    def embedding_model(self) -> str | None:
+        return self.memories.embedding_model
 
     # sessions
     def create_session(
@@ -126,57 +109,60 @@ class EpisodicMemory:
         with self.db.transaction() as conn:
             conn.execute("UPDATE sessions SET active = 0, updated_at = ? WHERE id = ?", (to_timestamp(now), session_id))
 
-    # memories: the VectorStore protocol
+    # memories: the VectorStore protocol, and the one transaction of a write with its semantic copies
     def upsert(self, items: Sequence[MemoryItem]) -> None:
-        items = [item.replace(tier=MemoryTier.EPISODIC) for item in items]
-        embedded = [item.embedding for item in items if item.embedding is not None]
-        dim = self._stored_dim() or (embedded[0].shape[0] if embedded else None)
-        for vector in embedded:  # every item is checked before anything is written
-            check_vector(vector, dim, "embedding")
+        self.write(items, replace=True)
+
+    def write(self, items: Sequence[MemoryItem], semantic: Sequence[MemoryItem] = (), *, replace: bool = False) -> None:
+        """Store ``items`` and stage their ``semantic`` copies in the outbox, in one transaction.
+
+        ``replace=False`` refuses ids already stored (nothing is written); every embedding is checked first.
+        """
+        rows, staged = self.memories.prepare(items), self._outbox.prepare(semantic)
         with self.db.transaction() as conn:
-            conn.executemany(f"INSERT OR REPLACE INTO memories VALUES ({','.join('?' * len(COLUMNS))})",
-                             [_row_values(item) for item in items])  # fmt: skip
+            self.memories.write_rows(conn, rows, replace)
+            self._outbox.write_rows(conn, staged, replace=True)
             touched = {(item.session_id, to_timestamp(item.last_accessed)) for item in items if item.session_id}
             conn.executemany("UPDATE sessions SET updated_at = MAX(updated_at, ?) WHERE id = ?",
                              [(t, s) for s, t in touched])  # fmt: skip
-        if embedded:
-            self._dim = dim
-        if self._index is not None:
-            self._index.upsert([item for item in items if item.embedding is not None])
+
+    def pending_semantic(self) -> list[MemoryItem]:
+        """Semantic copies written here whose semantic write has not been confirmed (a crash in between)."""
+        return [row_item(row) for row in self.db.query("SELECT * FROM pending_semantic ORDER BY rowid")]
+
+    def confirm_semantic(self, items: Sequence[MemoryItem]) -> None:
+        """Drop these outbox entries, unless a newer copy of the same id was staged since they were read."""
+        with self.db.transaction() as conn:
+            for item in items:
+                row = conn.execute("SELECT * FROM pending_semantic WHERE id = ?", (item.id,)).fetchone()
+                if row is not None and tuple(row) == row_values(item):
+                    self._outbox.delete_rows(conn, [item.id])
+
+    def retract(self, ids: Sequence[str], semantic_ids: Sequence[str]) -> None:
+        """Remove rows just written and their staged semantic copies, in one transaction."""
+        with self.db.transaction() as conn:
+            self.memories.delete_rows(conn, ids)
+            self._outbox.delete_rows(conn, semantic_ids)
+
+    def record_access(self, ids: Sequence[str], now: datetime) -> None:
+        self.memories.record_access(ids, now)
 
     def get(self, ids: Sequence[str]) -> list[MemoryItem]:
-        found: dict[str, MemoryItem] = {}
-        for start in range(0, len(ids), 500):
-            chunk = list(ids[start : start + 500])
-            rows = self.db.query(f"SELECT * FROM memories WHERE id IN ({','.join('?' * len(chunk))})", chunk)
-            found.update((row["id"], _row_item(row)) for row in rows)
-        return [found[i] for i in ids if i in found]
+        return self.memories.get(ids)
 
     def delete(self, ids: Sequence[str]) -> None:
-        with self.db.transaction() as conn:
-            conn.executemany("DELETE FROM memories WHERE id = ?", [(i,) for i in ids])
-        if self._index is not None:
-            self._index.delete(list(ids))
+        self.memories.delete(ids)
 
     def count(self) -> int:
-        return self.db.query("SELECT COUNT(*) FROM memories")[0][0]
+        return self.memories.count()
 
     def items(self, filter: MemoryFilter | None = None) -> Iterator[MemoryItem]:
-        """Stored items passing ``filter``, oldest first (from the search index when it holds them all)."""
-        if self._index is not None and self._index.count() == self.count():
-            yield from sorted(self._index.items(filter), key=lambda item: (item.created_at, item.id))
-            return
-        for row in self.db.query("SELECT * FROM memories ORDER BY created_at, id"):
-            item = _row_item(row)
-            if filter is None or filter.matches(item):
-                yield item
+        """Stored items passing ``filter``, oldest first."""
+        return self.memories.items(filter)
 
     def search(self, vector: np.ndarray, k: int, filter: MemoryFilter | None = None) -> list[Hit]:
-        """Cosine similarity over this tier's embedded items (higher is better)."""
-        if self._index is None:
-            self._index = ExactStore()
-            self._index.upsert([item for item in self.items() if item.embedding is not None])
-        return self._index.search(vector, k, filter)
+        """Cosine similarity over this tier's embedded items (higher is better), as of the file's latest state."""
+        return self.memories.search(vector, k, filter)
 
     # session views
     def list_memories(
@@ -191,7 +177,7 @@ class EpisodicMemory:
             if limit < 1:
                 raise ValueError(f"limit: {limit!r} must be >= 1")
             sql, params = sql + " LIMIT ?", params + [limit]
-        return [_row_item(row) for row in self.db.query(sql, params)]
+        return [row_item(row) for row in self.db.query(sql, params)]
 
     def context(self, session_id: str, *, limit: int = 20) -> str:
         """The session's last ``limit`` memories as dated lines, oldest to newest."""
@@ -208,13 +194,6 @@ class EpisodicMemory:
 
     def close(self) -> None:
         self.db.close()
-
-    def _stored_dim(self) -> int | None:
-        """The embedding dimension of this file, read once (then kept from our own writes)."""
-        if self._dim is None:
-            row = self.db.query("SELECT embedding FROM memories WHERE embedding IS NOT NULL LIMIT 1")
-            self._dim = len(row[0][0]) // 4 if row else None
-        return self._dim
 
 
 def _session(row: Any) -> SessionInfo:

@@ -14,10 +14,12 @@ Promotion from episodic memory (``sem_<id>`` copies with provenance) is ``consol
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from datetime import datetime
+
 import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, MemoryTier
-from openclaw_lab.stores.protocol import VectorStore
+from openclaw_lab.stores.protocol import AccessCounter, VectorStore
 
 __all__ = ["SemanticMemory"]
 
@@ -48,3 +50,10 @@ class SemanticMemory:
 
     def items(self, filter: MemoryFilter | None = None) -> Iterator[MemoryItem]:
         return self.store.items(filter)
+
+    def record_access(self, ids: Sequence[str], now: datetime) -> None:
+        """One access of each id: atomic where the store counts (``AccessCounter``), else read, count, write."""
+        if isinstance(self.store, AccessCounter):
+            self.store.record_access(ids, now)
+        else:
+            self.store.upsert([item.accessed(now) for item in self.store.get(ids)])

@@ -1,4 +1,8 @@
-"""The one SQLite connection helper: WAL, foreign keys, a recorded schema version, one lock."""
+"""The one SQLite connection helper: WAL, a busy timeout, a recorded schema version, one lock.
+
+Several processes may open one file: SQLite serialises their writes (``BEGIN IMMEDIATE`` waits up to
+``BUSY_TIMEOUT`` seconds for another writer) and each reader sees every committed write.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-__all__ = ["Database"]
+__all__ = ["Database", "BUSY_TIMEOUT"]
+
+BUSY_TIMEOUT = 60.0  # seconds a write waits for another process's transaction
 
 
 class Database:
@@ -16,15 +22,16 @@ class Database:
 
     def __init__(self, path: str | Path, schema: str, version: int) -> None:
         self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        self._conn = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+        if str(path) != ":memory:":
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+        self._conn = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None, timeout=BUSY_TIMEOUT)
         self._conn.row_factory = sqlite3.Row
         self._lock = threading.RLock()
+        self._conn.execute(f"PRAGMA busy_timeout={int(BUSY_TIMEOUT * 1000)}")
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.execute("PRAGMA foreign_keys=ON")
-        # executescript commits on its own; the schema is all CREATE ... IF NOT EXISTS, so it is idempotent
-        self._conn.executescript(schema)
+        self.executescript(schema)
         with self.transaction() as conn:
             conn.execute("CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL)")
             row = conn.execute("SELECT version FROM schema_version").fetchone()
@@ -32,6 +39,12 @@ class Database:
                 conn.execute("INSERT INTO schema_version VALUES (?)", (version,))
             elif row[0] != version:
                 raise ValueError(f"schema_version: {self.path} has version {row[0]}, this code reads {version}")
+
+    def executescript(self, schema: str) -> None:
+        """Run CREATE … IF NOT EXISTS statements (idempotent), in one transaction."""
+        with self.transaction() as conn:
+            for statement in filter(str.strip, schema.split(";")):
+                conn.execute(statement)
 
     @contextmanager
     def transaction(self) -> Iterator[sqlite3.Connection]:
