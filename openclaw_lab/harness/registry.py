@@ -110,6 +110,7 @@ def _name(factory: Callable[..., Any]) -> str:
 
 stores = Registry("store")
 stores.register("exact", "openclaw_lab.stores.exact:ExactStore")
+stores.register("sqlite", "openclaw_lab.stores.sqlite:SQLiteStore")
 stores.register("chroma", "openclaw_lab.stores.chroma:ChromaStore")
 stores.register("qdrant", "openclaw_lab.stores.qdrant:QdrantStore")
 stores.register("milvus", "openclaw_lab.stores.milvus:MilvusStore")

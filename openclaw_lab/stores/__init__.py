@@ -1,4 +1,5 @@
-"""Vector stores behind one protocol: the exact numpy reference and the Chroma, Qdrant and Milvus adapters.
+"""Vector stores behind one protocol: the exact numpy reference, SQLite (many processes), and the Chroma,
+Qdrant and Milvus adapters.
 
 The adapters load lazily, so importing this package never imports chromadb, qdrant-client or pymilvus.
 
@@ -13,9 +14,10 @@ import importlib
 from typing import Any
 
 from openclaw_lab.stores.exact import ExactStore
-from openclaw_lab.stores.protocol import VectorStore
+from openclaw_lab.stores.protocol import AccessCounter, VectorStore
+from openclaw_lab.stores.sqlite import SQLiteStore
 
-__all__ = ["VectorStore", "ExactStore", "ChromaStore", "QdrantStore", "MilvusStore"]
+__all__ = ["VectorStore", "AccessCounter", "ExactStore", "SQLiteStore", "ChromaStore", "QdrantStore", "MilvusStore"]
 
 _LAZY = {
     "ChromaStore": "openclaw_lab.stores.chroma",

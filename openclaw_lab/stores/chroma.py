@@ -22,7 +22,10 @@ from typing import Any
 
 import numpy as np
 
+from filelock import FileLock
+
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits
+from openclaw_lab.stores.locks import hold_folder
 from openclaw_lab.stores.codec import check_batch, check_model, check_vector, filter_terms, flat_fields, from_flat
 
 __all__ = ["ChromaStore", "chroma_where"]
@@ -44,7 +47,10 @@ class ChromaStore:
     """A chroma collection in cosine space; ``path`` persists it, ``host`` uses a server, neither keeps it in memory.
 
     In memory, each store gets a private collection (chroma shares one ephemeral system per process,
-    so a replay's conversations would otherwise see each other's items).
+    so a replay's conversations would otherwise see each other's items). The client connects on
+    first use. Chroma's embedded client is not safe for several processes on one folder (their
+    indexes drift apart and reads fail), so a folder is held by one process at a time: a second
+    process that opens it gets ``StoreBusy``, which says what to do, and nothing is touched.
     """
 
     def __init__(
@@ -56,34 +62,67 @@ class ChromaStore:
         port: int = 8000,
         embedding_model: str | None = None,
     ) -> None:
-        chromadb, Settings = _import_chromadb()
-        settings = Settings(anonymized_telemetry=False)
         if path is not None and host is not None:
             raise ValueError(f"path/host: give a directory or a server, not both ({path!r}, {host!r})")
-        if host is not None:
-            self._client = chromadb.HttpClient(host=host, port=port, settings=settings)
-        elif path is not None:
-            Path(path).mkdir(parents=True, exist_ok=True)
-            self._client = chromadb.PersistentClient(path=str(path), settings=settings)
-        else:
-            self._client = chromadb.EphemeralClient(settings=settings)
-            # chroma shares one in-memory system per process: a private name keeps each store apart
-            collection = f"{collection}-{uuid.uuid4().hex[:12]}"
+        _import_chromadb()  # a missing backend is said at once, not at the first write
         self.path = Path(path) if path is not None else None
-        self._collection = self._client.get_or_create_collection(
-            collection,
+        self.collection, self.host, self.port = collection, host, port
+        self._wanted_model = embedding_model
+        self._client: Any = None
+        self._lock: FileLock | None = None
+        self._max_batch: int | None = None
+        self._known_dim: int | None = None
+
+    def __repr__(self) -> str:
+        where = f"{str(self.path)!r}" if self.path is not None else (f"host={self.host!r}" if self.host else "in memory")
+        return f"ChromaStore({where}, collection={self.collection!r})"
+
+    @property
+    def _collection(self) -> Any:
+        """The collection, connected on first use (and the folder held for this process)."""
+        if self._client is None:
+            self._connect()
+        return self._coll
+
+    def _connect(self) -> None:
+        chromadb, Settings = _import_chromadb()
+        settings = Settings(anonymized_telemetry=False)
+        name = self.collection
+        if self.host is not None:
+            client = chromadb.HttpClient(host=self.host, port=self.port, settings=settings)
+        elif self.path is not None:
+            self.path.mkdir(parents=True, exist_ok=True)
+            self._lock = hold_folder(self.path, "chroma")
+            client = chromadb.PersistentClient(path=str(self.path), settings=settings)
+        else:
+            client = chromadb.EphemeralClient(settings=settings)
+            # chroma shares one in-memory system per process: a private name keeps each store apart
+            name = f"{name}-{uuid.uuid4().hex[:12]}"
+        self._coll = client.get_or_create_collection(
+            name,
             configuration={"hnsw": {"space": "cosine"}},
-            metadata={MODEL_KEY: embedding_model} if embedding_model else None,
+            metadata={MODEL_KEY: self._wanted_model} if self._wanted_model else None,
             embedding_function=None,  # never chroma's default: it downloads a model
         )
+        self._client = client
         self._check_space()
-        where = f"chroma collection {collection!r}" + (f" in {path}" if path is not None else "")
+        where = f"chroma collection {name!r}" + (f" in {self.path}" if self.path is not None else "")
         stored = self._metadata().get(MODEL_KEY)
-        self.embedding_model = check_model(stored, embedding_model, where)
-        if embedding_model and not stored:
-            self._set_metadata({MODEL_KEY: embedding_model})
-        self._dim: int | None = self._metadata().get(DIM_KEY) or self._peek_dim()
-        self._max_batch: int | None = None
+        self._model = check_model(stored, self._wanted_model, where)
+        if self._wanted_model and not stored:
+            self._set_metadata({MODEL_KEY: self._wanted_model})
+
+    @property
+    def embedding_model(self) -> str | None:
+        self._collection  # noqa: B018 - the recorded model is known once connected
+        return self._model
+
+    @property
+    def _dim(self) -> int | None:
+        """The collection's dimension, looked up until known (a store opened empty may be filled later)."""
+        if self._known_dim is None:
+            self._known_dim = self._metadata().get(DIM_KEY) or self._peek_dim()
+        return self._known_dim
 
     @property
     def dim(self) -> int | None:
@@ -126,9 +165,9 @@ class ChromaStore:
                 embeddings=matrix[start : start + step],
                 metadatas=[flat_fields(item) for item in chunk],
             )
-        if self._dim is None:
-            self._dim = matrix.shape[1]
-            self._set_metadata({DIM_KEY: self._dim})
+        if not self._metadata().get(DIM_KEY):
+            self._set_metadata({DIM_KEY: matrix.shape[1]})
+            self._known_dim = matrix.shape[1]
 
     def get(self, ids: Sequence[str]) -> list[MemoryItem]:
         wanted = list(dict.fromkeys(ids))  # chroma refuses duplicates and an empty list
@@ -146,9 +185,10 @@ class ChromaStore:
     def search(self, vector: np.ndarray, k: int, filter: MemoryFilter | None = None) -> list[Hit]:
         """The ``k`` items nearest ``vector`` that pass ``filter``; score = cosine similarity, higher is better."""
         k = check_k(k)
-        if self._dim is None:
+        dim = self._dim
+        if dim is None:
             return []
-        query = check_vector(vector, self._dim, "vector")
+        query = check_vector(vector, dim, "vector")
         terms = filter_terms(filter) if filter is not None else []
         if _matches_nothing(terms):
             return []
@@ -173,7 +213,12 @@ class ChromaStore:
                 return
 
     def close(self) -> None:
-        self._client.close()
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self._lock is not None:
+            self._lock.release()
+            self._lock = None
 
 
 def _items(metadatas: list[dict[str, Any]], embeddings: Any) -> list[MemoryItem]:

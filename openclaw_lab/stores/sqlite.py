@@ -72,6 +72,7 @@ class SQLiteStore:
 
     ``tier``: if given, every item is stored as that tier (the episodic and semantic tiers use it).
     ``database``: share an open ``Database`` (one file, several tables) instead of opening ``path``.
+    ``require_embedding``: refuse items without one (a vector store does; the episodic tier keeps them).
     """
 
     def __init__(
@@ -82,10 +83,11 @@ class SQLiteStore:
         table: str = "memories",
         tier: MemoryTier | None = None,
         database: Database | None = None,
+        require_embedding: bool = True,
     ) -> None:
         if not table.isidentifier():
             raise ValueError(f"table: {table!r} is not a plain SQL name")
-        self.table, self.tier = table, tier
+        self.table, self.tier, self.require_embedding = table, tier, require_embedding
         self.db = database or Database(":memory:" if path is None else path, table_schema(table), SCHEMA_VERSION)
         if database is not None:
             self.db.executescript(table_schema(table))
@@ -103,7 +105,8 @@ class SQLiteStore:
         return rows[0][0] if rows else None
 
     def _adopt_model(self, wanted: str | None) -> str | None:
-        stored = check_model(self._setting("embedding_model"), wanted, f"SQLite store {self.path}:{self.table}")
+        stored = self._setting("embedding_model")
+        check_model(stored, wanted, f"SQLite store {self.path}:{self.table}")
         if wanted and not stored:
             with self.db.transaction() as conn:
                 conn.execute(f"INSERT OR IGNORE INTO {self.table}_settings VALUES ('embedding_model', ?)", (wanted,))
@@ -138,6 +141,8 @@ class SQLiteStore:
         for item in items:
             if item.embedding is not None:
                 dim = check_vector(item.embedding, dim, "embedding").shape[0]
+            elif self.require_embedding:
+                raise ValueError(f"embedding: item {item.id!r} has no embedding; this store searches by vector")
         last = {item.id: item for item in items}  # one batch: the last copy of an id wins
         return [row_values(item) for item in last.values()]
 

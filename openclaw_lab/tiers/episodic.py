@@ -68,7 +68,7 @@ class EpisodicMemory:
     def __init__(self, path: str | Path, *, embedding_model: str | None = None) -> None:
         self.db = Database(path, SCHEMA, SCHEMA_VERSION)
         self.memories = SQLiteStore(table="memories", tier=MemoryTier.EPISODIC, database=self.db,
-                                    embedding_model=embedding_model)  # fmt: skip
+                                    embedding_model=embedding_model, require_embedding=False)  # fmt: skip
         self._outbox = SQLiteStore(table="pending_semantic", tier=MemoryTier.SEMANTIC, database=self.db)
 
     @property

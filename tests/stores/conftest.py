@@ -13,7 +13,7 @@ from openclaw_lab.harness.registry import stores
 from openclaw_lab.stores import ExactStore
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-KINDS = ["exact", "chroma", "qdrant", "milvus"]
+KINDS = ["exact", "sqlite", "chroma", "qdrant", "milvus"]
 DIM = 32
 N_ITEMS = 200
 TAGS = ["work", "family", "travel", "health"]
@@ -61,7 +61,8 @@ def make_corpus(n: int = N_ITEMS, seed: int = 7) -> list[MemoryItem]:
 
 
 def store_path(kind: str, folder: Path) -> Path:
-    return folder / "memories.db" if kind == "milvus" else folder  # milvus-lite wants a .db name
+    """milvus-lite and SQLite want a file name; the others a folder."""
+    return {"milvus": folder / "memories.db", "sqlite": folder / "memories.sqlite"}.get(kind, folder)
 
 
 def open_store(kind: str, folder: Path, **params):

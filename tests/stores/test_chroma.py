@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 
 import chromadb
@@ -11,10 +12,10 @@ from chromadb.api.types import DefaultEmbeddingFunction
 from chromadb.config import Settings
 from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
 
-from openclaw_lab.model import MemoryFilter
+from openclaw_lab.model import MemoryFilter, MemoryItem
 from openclaw_lab.stores.chroma import ChromaStore, chroma_where
 
-from .conftest import DIM, make_corpus
+from .conftest import DIM, T0, make_corpus
 
 SMALL = make_corpus(12, seed=5)
 
@@ -63,8 +64,9 @@ def test_the_collection_records_model_and_dimension(tmp_path):
 def test_a_collection_in_another_space_is_refused(tmp_path):
     client = chromadb.PersistentClient(path=str(tmp_path), settings=Settings(anonymized_telemetry=False))
     client.create_collection("memories", configuration={"hnsw": {"space": "l2"}}, embedding_function=None)
+    store = ChromaStore(tmp_path)  # connects on first use, and refuses then
     with pytest.raises(ValueError, match="uses the 'l2' space"):
-        ChromaStore(tmp_path)
+        store.count()
 
 
 def test_upserts_are_chunked_below_chromas_max_batch_size(tmp_path, monkeypatch):
@@ -108,3 +110,36 @@ def test_in_memory_stores_do_not_share_items():
     first, second = ChromaStore(), ChromaStore()
     first.upsert([MemoryItem.new("only in the first", now=datetime(2023, 1, 1), id="a", embedding=np.ones(4))])
     assert first.count() == 1 and second.count() == 0
+
+
+OTHER_PROCESS = """
+import sys
+from openclaw_lab.stores.chroma import ChromaStore
+from openclaw_lab.stores.locks import StoreBusy
+try:
+    ChromaStore(sys.argv[1]).count()
+except StoreBusy as error:
+    print("busy:", error)
+"""
+
+
+def test_a_second_process_is_refused_with_what_to_do_and_nothing_is_touched(tmp_path):
+    import subprocess
+    import sys
+
+    store = ChromaStore(tmp_path, embedding_model="m")
+    store.upsert([MemoryItem.new("x", now=T0, id="a", embedding=[1.0, 0.0])])
+    out = subprocess.run([sys.executable, "-c", OTHER_PROCESS, str(tmp_path)], capture_output=True, text=True, timeout=120)
+    assert out.stdout.startswith("busy:") and f"pid {os.getpid()}" in out.stdout and "SQLite store" in out.stdout
+    assert store.count() == 1 and [hit.item.id for hit in store.search(np.array([1.0, 0.0]), 1)] == ["a"]
+    store.close()
+    again = subprocess.run([sys.executable, "-c", OTHER_PROCESS + "print('count', ChromaStore(sys.argv[1]).count())",
+                            str(tmp_path)], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert "count 1" in again.stdout, again.stderr[-500:]
+
+
+def test_a_store_opened_empty_searches_what_is_added_later(tmp_path):
+    reader = ChromaStore(tmp_path)
+    assert reader.search(np.array([1.0, 0.0]), 1) == []
+    reader.upsert([MemoryItem.new("x", now=T0, id="a", embedding=[1.0, 0.0])])
+    assert [hit.item.id for hit in reader.search(np.array([1.0, 0.0]), 1)] == ["a"]

@@ -234,7 +234,7 @@ def test_reopen_checks_the_embedding_model_and_dimension(kind, tmp_path):
     store.upsert(SMALL)
     close(store)
     with pytest.raises(ValueError, match="holds vectors of 'model-a', not 'model-b'"):
-        open_store(kind, tmp_path, embedding_model="model-b")
+        open_store(kind, tmp_path, embedding_model="model-b").count()  # a store may connect on first use
     store = open_store(kind, tmp_path)  # no model given: the recorded one is adopted, nothing is wiped
     try:
         assert store.embedding_model == "model-a" and store.count() == len(SMALL)

@@ -21,10 +21,13 @@ def test_importing_the_package_loads_no_backend():
 
 
 def test_the_registry_and_the_package_name_the_same_classes():
-    names = {"exact": "ExactStore", "chroma": "ChromaStore", "qdrant": "QdrantStore", "milvus": "MilvusStore"}
+    names = {"exact": "ExactStore", "sqlite": "SQLiteStore", "chroma": "ChromaStore", "qdrant": "QdrantStore",
+             "milvus": "MilvusStore"}
     for name, attribute in names.items():
         assert stores.get(name) is getattr(stores_package, attribute)
-    assert set(stores_package.__all__) == {"VectorStore", "ExactStore", "ChromaStore", "QdrantStore", "MilvusStore"}
+    assert set(stores_package.__all__) == {
+        "VectorStore", "AccessCounter", "ExactStore", "SQLiteStore", "ChromaStore", "QdrantStore", "MilvusStore"
+    }
 
 
 @pytest.mark.parametrize(
