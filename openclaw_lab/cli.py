@@ -14,6 +14,7 @@ __all__ = ["main"]
 def _run(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.config import ExperimentConfig
     from openclaw_lab.harness.experiment import run_experiment
+    from openclaw_lab.harness.metrics import unscored_note
     from openclaw_lab.harness.report import metrics_table, write_report
 
     config = ExperimentConfig.from_toml(args.file)
@@ -21,6 +22,7 @@ def _run(args: argparse.Namespace) -> int:
         key, _, value = assignment.partition("=")
         config = config.with_value(key, _parse_value(value))
     result = run_experiment(config, results_dir=args.results)
+    print(unscored_note(result.questions))
     print(metrics_table(result.path).to_string())
     memory = {k: round(v, 4) for k, v in result.memory.items() if isinstance(v, float)}
     print("memory:", memory)

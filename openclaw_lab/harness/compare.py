@@ -55,6 +55,8 @@ def compare_dirs(
     qrels = None
     for run_dir in run_dirs:
         data = read_run(run_dir)
+        if level not in data["qrels"]:
+            raise ValueError(f"level: {data['path']} has no {level}-level results (it has {', '.join(data['qrels'])})")
         if qrels is not None and data["qrels"][level] != qrels:
             raise ValueError(f"run_dirs: {run_dir} was evaluated on other questions than {run_dirs[0]}")
         qrels = data["qrels"][level]

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -21,12 +22,14 @@ from openclaw_lab.agent.remember import remember_metrics
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.answers import answer_in_context_table
-from openclaw_lab.harness.build import build, build_dataset
+from openclaw_lab.harness.build import Built, build, build_dataset
 from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.environment import environment
-from openclaw_lab.harness.metrics import by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, to_level
+from openclaw_lab.harness.metrics import (
+    by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
+)  # fmt: skip
 from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation
-from openclaw_lab.harness.results import new_run_dir, write_result
+from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System
 from openclaw_lab.retrieval.protocol import RunDict
 
@@ -48,6 +51,7 @@ class ExperimentResult:
     models: dict[str, Any] = field(default_factory=dict)  # cross-fitted models: folds and provenance
     answer_in_context: pd.DataFrame | None = None  # category x token budget (metrics.answer_budgets)
     consolidations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # conversation -> reports
+    questions: dict[str, Any] = field(default_factory=dict)  # loaded, and scored / left out per level
     environment: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
 
@@ -158,32 +162,36 @@ def run_experiment(
 ) -> ExperimentResult:
     """Replay the dataset, evaluate every system, and write the run folder under ``results_dir``.
 
-    ``run_dir`` names the run folder itself (a new, empty folder), as a sweep does for its points.
+    ``run_dir`` names the run folder itself (a new folder), as a sweep does for its points. The folder
+    appears only when complete (see ``results.run_folder``); the replay's scratch files live inside
+    it while the run lasts and are removed, unless ``memory.persist`` keeps them in ``memory/``.
     """
     built = build(config, embedder=embedder)  # every name checked before any data loads
     benchmark = benchmark or built.load_dataset()
-    if run_dir is not None:
-        run_dir = Path(run_dir)
-        run_dir.mkdir(parents=True, exist_ok=False)  # never write into an existing run
-    elif results_dir is not None:
-        run_dir = new_run_dir(results_dir, config)
-    # The replay's SQLite and store files are kept in the run folder only when asked (memory.persist).
-    with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
-        keep = run_dir is not None and config.memory.persist
-        workdir = run_dir / "memory" if keep else Path(scratch)
-        replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
+    final = Path(run_dir) if run_dir is not None else (new_run_dir(results_dir, config) if results_dir is not None else None)
+    writing = run_folder(final) if final is not None else tempfile.TemporaryDirectory(prefix="openclaw-run-")
+    with writing as folder:
+        folder = Path(folder)
+        workdir = folder / ("memory" if final is not None and config.memory.persist else "scratch")
+        result = _evaluate(config, built, benchmark, workdir, progress)
+        if final is not None:
+            shutil.rmtree(folder / "scratch", ignore_errors=True)
+            write_result(result, folder)
+    result.path = final
+    return result
+
+
+def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool) -> ExperimentResult:
+    replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
     evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
     answers = _answer_table(benchmark, replays, config, built.embedder, evaluation.pop("item_runs"))
-    embedder = built.embedder
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
     dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
                "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
                "load_report": benchmark.report.summary()}  # fmt: skip
-    result = ExperimentResult(
+    return ExperimentResult(
         config=config, memory=memory_figures(benchmark, replays), footprint=footprint,
-        environment=environment(dataset, embedder.model_id), path=run_dir, answer_in_context=answers,
+        questions=question_counts(benchmark, evaluation["qrels"]),
+        environment=environment(dataset, built.embedder.model_id), answer_in_context=answers,
         consolidations={r.conversation_id: r.consolidations for r in replays}, **evaluation,
     )  # fmt: skip
-    if run_dir is not None:
-        write_result(result, run_dir)
-    return result

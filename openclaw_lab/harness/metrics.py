@@ -14,18 +14,20 @@ Metric names are ranx's (``recall@10``, ``hit_rate@5``, ``ndcg@10``, ``mrr``) pl
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 import numpy as np
 import pandas as pd
 from ranx import Qrels, Run, evaluate
 
-from openclaw_lab.datasets.types import Question
+from openclaw_lab.datasets.types import Benchmark, Question
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = [
     "ALIASES", "NO_HIT", "metric_names", "qrels_for", "to_level", "complete_run", "evaluate_run",
     "by_category", "memory_counts", "memory_ratios", "pareto_front", "recall_at_footprint", "STAT_TESTS",
+    "question_counts", "unscored_note",
 ]  # fmt: skip
 
 NO_HIT = "__no_hit__"
@@ -142,3 +144,18 @@ def recall_at_footprint(points: pd.DataFrame, footprint: float, x: str = "footpr
     front = pareto_front(points, x, y)
     reachable = front[front[x] <= footprint]
     return float(reachable[y].max()) if len(reachable) else float("nan")
+
+
+def question_counts(benchmark: Benchmark, qrels: Mapping[str, Mapping[str, Any]]) -> dict[str, Any]:
+    """Questions loaded, and per level how many were scored and how many left out (no evidence at that level)."""
+    loaded = len(benchmark.questions)
+    return {"loaded": loaded, "scored": {level: len(q) for level, q in qrels.items()},
+            "unscored": {level: loaded - len(q) for level, q in qrels.items()}}  # fmt: skip
+
+
+def unscored_note(counts: Mapping[str, Any]) -> str:
+    """One line saying how many questions were scored, and how many were not and why."""
+    parts = [f"{counts['scored'][level]} scored at {level} level" + (
+             f" ({counts['unscored'][level]} left out: no evidence at that level)" if counts["unscored"][level] else "")
+             for level in counts["scored"]]  # fmt: skip
+    return f"questions: {counts['loaded']} loaded; " + "; ".join(parts)

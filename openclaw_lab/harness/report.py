@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from openclaw_lab.harness.metrics import unscored_note
 from openclaw_lab.harness.results import read_run
 
 __all__ = ["metrics_table", "write_report"]
@@ -13,11 +14,21 @@ __all__ = ["metrics_table", "write_report"]
 HEADLINE = ("session.recall@10", "session.hit_rate@5", "turn.recall@10", "turn.ndcg@10", "turn.mrr")
 
 
-def metrics_table(run_dir: str | Path, columns: tuple[str, ...] = HEADLINE) -> pd.DataFrame:
-    """Systems as rows, the headline metrics as columns (higher is better)."""
-    systems = read_run(run_dir)["metrics"]["systems"]
-    frame = pd.DataFrame(systems).T
+def metrics_table(run_dir: str | Path, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Systems as rows; columns: the experiment's gated metrics, then the headline ones (higher is better)."""
+    data = read_run(run_dir)
+    frame = pd.DataFrame(data["metrics"]["systems"]).T
+    if columns is None:
+        columns = tuple(dict.fromkeys([*data["config"]["metrics"].get("gate", ()), *HEADLINE]))
     return frame[[c for c in columns if c in frame.columns]].round(4)
+
+
+def questions_line(data: dict) -> str:
+    """How many questions were loaded and scored, from a run's metrics.json (older runs: from the environment)."""
+    counts = data["metrics"].get("questions")
+    if not counts:
+        return f"questions: {data['environment']['dataset']['questions']} loaded"
+    return unscored_note(counts)
 
 
 def write_report(run_dir: str | Path) -> Path:
@@ -31,6 +42,8 @@ def write_report(run_dir: str | Path) -> Path:
         "",
         f"Dataset **{dataset['name']}** ({dataset['conversations']} conversations, {dataset['questions']} questions, "
         f"sha256 `{dataset['sha256']}`); commit `{data['environment']['git_commit']}`.",
+        "",
+        f"{questions_line(data)}. Load report: {dataset.get('load_report', 'none')}.",
         "",
         "## Retrieval",
         "",

@@ -1,33 +1,61 @@
 """Run folders: ``results/<experiment>/<run-id>/`` with config, environment, runs, metrics, tables, plots.
 
 Nothing is overwritten: a run id is the UTC start time plus the config's fingerprint, and a
-clash gets a numeric suffix.
+clash gets a numeric suffix. A run is written into a hidden ``.<run-id>.partial`` folder and renamed
+when every file is in place, so a results folder is complete or absent: a failed run removes its
+partial folder, a killed one leaves only the hidden partial, which every reader refuses.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 
 from openclaw_lab.clock import SystemClock
+from openclaw_lab.errors import IncompleteRunError
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.plots import plot_result
 
-__all__ = ["new_run_dir", "write_result", "read_run", "latest_run"]
+__all__ = ["new_run_dir", "run_folder", "write_result", "read_run", "latest_run", "REQUIRED"]
+
+REQUIRED = ("config.json", "environment.json", "metrics.json", "runs")  # what a complete run folder holds
 
 
 def new_run_dir(results_dir: str | Path, config: ExperimentConfig, suffix: str = "") -> Path:
+    """A free run folder name under ``results_dir/<experiment>/`` (not created)."""
     base = Path(results_dir) / config.name
     stem = f"{SystemClock().now():%Y%m%dT%H%M%SZ}-{config.fingerprint()}{suffix}"
     candidate, n = base / stem, 1
-    while candidate.exists():
+    while candidate.exists() or partial_of(candidate).exists():
         n += 1
         candidate = base / f"{stem}-{n}"
-    candidate.mkdir(parents=True)
     return candidate
+
+
+def partial_of(final: Path) -> Path:
+    return final.parent / f".{final.name}.partial"
+
+
+@contextmanager
+def run_folder(final: Path) -> Iterator[Path]:
+    """A hidden partial folder to write a run into, renamed to ``final`` on success and removed on failure."""
+    if final.exists():
+        raise FileExistsError(f"run_dir: {final} exists; a run never writes into an existing folder")
+    partial = partial_of(final)
+    partial.mkdir(parents=True)
+    try:
+        yield partial
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)
+        raise
+    os.rename(partial, final)
 
 
 def _write_json(path: Path, data: Any, sort_keys: bool = True) -> None:
@@ -38,7 +66,7 @@ def write_result(result: Any, run_dir: Path) -> None:
     """Write every file of a run; plots last, so a plotting failure leaves the data in place."""
     _write_json(run_dir / "config.json", result.config.to_dict())
     _write_json(run_dir / "environment.json", result.environment)
-    _write_json(run_dir / "metrics.json", {"systems": result.metrics, "memory": result.memory})
+    _write_json(run_dir / "metrics.json", {"systems": result.metrics, "memory": result.memory, "questions": result.questions})
     runs = run_dir / "runs"
     runs.mkdir(exist_ok=True)
     for key, run in result.runs.items():
@@ -61,14 +89,18 @@ def write_result(result: Any, run_dir: Path) -> None:
 
 
 def latest_run(folder: str | Path) -> Path:
-    """``folder`` itself if it is a run folder, else its newest run (run ids sort by start time)."""
+    """``folder`` itself if it is a run folder, else its newest complete run (run ids sort by start time)."""
     root = Path(folder)
-    if (root / "metrics.json").exists():
+    if root.name.endswith(".partial"):
+        raise IncompleteRunError(f"run_dir: {root} is a run that did not finish (killed while writing); rerun it")
+    if (root / "config.json").exists() or (root / "metrics.json").exists():
+        if missing := [name for name in REQUIRED if not (root / name).exists()]:
+            raise IncompleteRunError(f"run_dir: {root} is incomplete, it lacks {', '.join(missing)}; rerun it")
         return root
-    runs = sorted(p.parent for p in root.glob("*/metrics.json"))
+    runs = sorted(p.parent for p in root.glob("*/metrics.json") if not p.parent.name.startswith("."))
     if not runs:
         raise ValueError(f"run_dir: {root} is neither a run folder nor a folder of runs")
-    return runs[-1]
+    return latest_run(runs[-1])
 
 
 def read_run(run_dir: str | Path) -> dict[str, Any]:

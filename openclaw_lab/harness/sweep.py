@@ -73,6 +73,8 @@ def run_sweep(
     grid_points = points(config, embedder)  # every point checked before the dataset loads
     benchmark = benchmark or build(config, embedder=embedder).load_dataset()
     sweep_dir = new_run_dir(results_dir, config, suffix="-sweep") if results_dir is not None else None
+    if sweep_dir is not None:
+        sweep_dir.mkdir(parents=True)  # each point appears in it when complete
     results, rows = [], []
     for n, (values, point) in enumerate(tqdm(grid_points, desc=f"sweep {config.name}", disable=not progress)):
         result = run_experiment(point, results_dir=None, run_dir=sweep_dir / f"point-{n:02d}" if sweep_dir else None,
