@@ -103,9 +103,9 @@ class MemoryManager:
             MemoryItem.new(now=record.get("created_at", now), **{"session_id": "default", **_without(record, "created_at")})
             for record in records
         ]
-        missing = [i for i, item in enumerate(drafts) if item.embedding is None]
-        for i, vector in zip(missing, self.embedder.encode([drafts[i].content for i in missing])):
-            drafts[i] = drafts[i].replace(embedding=vector)
+        if missing := [i for i, item in enumerate(drafts) if item.embedding is None]:
+            for i, vector in zip(missing, self.embedder.encode([drafts[i].content for i in missing])):
+                drafts[i] = drafts[i].replace(embedding=vector)
         self.write(drafts, replace=replace)
         return drafts
 
