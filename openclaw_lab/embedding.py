@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from openclaw_lab.model import check_text
+
 __all__ = ["Embedder", "EmbeddingCache", "CacheStats", "default_model_path", "default_cache_path"]
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -182,8 +184,7 @@ class Embedder:
         """Embeddings for ``texts``, each distinct text encoded once per machine."""
         texts = list(texts)
         for i, text in enumerate(texts):
-            if not isinstance(text, str):
-                raise ValueError(f"texts[{i}]: {text!r} is not a string")
+            check_text(text, f"texts[{i}]")
         if self.cache is None:
             return self.encode_uncached(texts)
         keys = [text_key(text) for text in texts]

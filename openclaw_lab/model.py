@@ -24,6 +24,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 __all__ = [
+    "check_text",
     "MemoryTier",
     "Importance",
     "MemoryItem",
@@ -87,25 +88,46 @@ def from_timestamp(value: float) -> datetime:
     return datetime.fromtimestamp(value, tz=timezone.utc)
 
 
+def check_text(value: Any, field_name: str, *, empty: bool = True) -> str:
+    """``value`` if it is text every store can hold: a string without NUL bytes or lone surrogates.
+
+    >>> check_text("a\x00b", "content")
+    Traceback (most recent call last):
+    ...
+    ValueError: content: 'a\x00b' holds a NUL byte at position 1; remove it
+    """
+    if not isinstance(value, str):
+        raise ValueError(f"{field_name}: {value!r} is a {type(value).__name__}, not a string")
+    if not empty and not value:
+        raise ValueError(f"{field_name}: {value!r} is not a non-empty string")
+    if "\x00" in value:
+        raise ValueError(f"{field_name}: {value!r} holds a NUL byte at position {value.index(chr(0))}; remove it")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError as error:
+        raise ValueError(f"{field_name}: {value!r} holds a lone surrogate at position {error.start}, which is not "
+                         "valid Unicode text (decode the source with errors='replace')") from None  # fmt: skip
+    return value
+
+
 def _string_tuple(values: Iterable[Any] | None, field_name: str) -> tuple[str, ...]:
     if values is None:
         return ()
-    if isinstance(values, str):
-        raise ValueError(f"{field_name}: expected a list of strings, got the string {values!r}")
-    out = tuple(values)
-    for value in out:
-        if not isinstance(value, str) or not value:
-            raise ValueError(f"{field_name}: {value!r} is not a non-empty string")
-    return out
+    if isinstance(values, str) or not isinstance(values, Iterable):
+        raise ValueError(f"{field_name}: expected a list of strings, got {values!r}")
+    return tuple(check_text(value, f"{field_name}[{i}]", empty=False) for i, value in enumerate(values))
 
 
 def validate_metadata(values: Mapping[str, Any] | None) -> dict[str, MetadataValue]:
+    if values is not None and not isinstance(values, Mapping):
+        raise ValueError(f"metadata: {values!r} is not a mapping of names to values")
     out = dict(values or {})
     for key, value in out.items():
-        if not isinstance(key, str) or not key:
-            raise ValueError(f"metadata: key {key!r} is not a non-empty string")
+        check_text(key, f"metadata key {key!r}", empty=False)
         if not isinstance(value, (str, int, float, bool)):
             raise ValueError(f"metadata[{key!r}]: {value!r} is not a str, int, float or bool")
+        if isinstance(value, str):
+            check_text(value, f"metadata[{key!r}]")
     return out
 
 
@@ -140,9 +162,8 @@ class MemoryItem:
 
     def __post_init__(self) -> None:
         set_ = object.__setattr__
-        if not isinstance(self.id, str) or not self.id:
-            raise ValueError(f"id: {self.id!r} is not a non-empty string")
-        if not isinstance(self.content, str) or not self.content.strip():
+        check_text(self.id, "id", empty=False)
+        if not check_text(self.content, "content").strip():
             raise ValueError(f"content: {self.content!r} is empty")
         set_(self, "tier", MemoryTier.parse(self.tier))
         set_(self, "importance", Importance.parse(self.importance))
@@ -153,8 +174,8 @@ class MemoryItem:
             raise ValueError(f"access_count: {self.access_count!r} is not a count >= 0")
         set_(self, "tags", _string_tuple(self.tags, "tags"))
         set_(self, "source_ids", _string_tuple(self.source_ids, "source_ids"))
-        if not isinstance(self.source, str) or not isinstance(self.session_id, str):
-            raise ValueError(f"source/session_id: expected strings, got {self.source!r}, {self.session_id!r}")
+        check_text(self.source, "source")
+        check_text(self.session_id, "session_id")
         set_(self, "metadata", validate_metadata(self.metadata))
 
     @classmethod

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_lab.datasets.datapath import check_sha256, find_dataset
+from openclaw_lab.errors import DataError
 from openclaw_lab.datasets.types import Benchmark, Conversation, LoadReport, Question, Session, Turn
 
 __all__ = ["CATEGORIES", "QUESTION_DELAY", "load_locomo", "parse_locomo_date", "resolve_evidence"]
@@ -111,19 +112,33 @@ def load_locomo(
     path = Path(path) if path is not None else find_dataset("locomo")
     sha256, checksum_note = check_sha256(path, "locomo", strict=strict)
     with open(path, encoding="utf-8") as handle:
-        samples = _select(json.load(handle), conversations)
+        try:
+            data = json.load(handle)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise DataError(f"{path}: not a whole JSON file ({error}); is it truncated?") from None
+    if not isinstance(data, list) or not data or not all(isinstance(sample, dict) for sample in data):
+        raise DataError(f"{path}: expected a non-empty list of conversation objects (LoCoMo's locomo10.json)")
+    samples = _select(data, conversations, path)
     report = LoadReport(notes=[checksum_note] if checksum_note else [])
     loaded, questions = [], []
-    for sample in samples:
-        conversation = _conversation(sample, report)
-        loaded.append(conversation)
-        questions.extend(_questions(sample, conversation, report))
+    for index, sample in enumerate(samples):
+        where = f"{path}: record {index} (sample_id {sample.get('sample_id')!r})"
+        try:
+            conversation = _conversation(sample, report)
+            loaded.append(conversation)
+            questions.extend(_questions(sample, conversation, report))
+        except KeyError as missing:
+            raise DataError(f"{where}: the field {missing} is missing") from None
+        except (TypeError, AttributeError, ValueError, IndexError) as error:
+            raise DataError(f"{where}: {error}") from None
     if missing := sum(not q.evidence_turn_ids for q in questions):
         report.notes.append(f"{missing} questions have no resolvable evidence turn")
     return Benchmark("locomo", loaded, questions, sha256=sha256, source=str(path), report=report)
 
 
-def _select(samples: list[dict[str, Any]], conversations: Sequence[str] | int | None) -> list[dict[str, Any]]:
+def _select(
+    samples: list[dict[str, Any]], conversations: Sequence[str] | int | None, path: Path
+) -> list[dict[str, Any]]:
     if conversations is None:
         return samples
     if isinstance(conversations, int) and not isinstance(conversations, bool):
@@ -132,6 +147,8 @@ def _select(samples: list[dict[str, Any]], conversations: Sequence[str] | int | 
         return samples[:conversations]
     if isinstance(conversations, str):
         raise ValueError(f"conversations: {conversations!r} must be a list of sample ids, not one string")
+    if missing := [i for i, sample in enumerate(samples) if "sample_id" not in sample]:
+        raise DataError(f"{path}: record {missing[0]}: the field 'sample_id' is missing")
     by_id = {sample["sample_id"]: sample for sample in samples}
     if unknown := [c for c in conversations if c not in by_id]:
         raise ValueError(f"conversations: {unknown} are not in LoCoMo; choose from {', '.join(by_id)}")
@@ -149,7 +166,7 @@ def _conversation(sample: dict[str, Any], report: LoadReport) -> Conversation:
             f"{sample_id}: {len(empty)} date-only sessions without turns skipped "
             f"(session_{empty[0]}..session_{empty[-1]})"
         )
-    sessions = [_session(sample_id, n, raw) for n in numbers if raw[f"session_{n}"]]
+    sessions = [_session(sample_id, n, raw, report) for n in numbers if raw[f"session_{n}"]]
     ordered = sorted(sessions, key=lambda s: s.started_at)
     if ordered != sessions:
         report.notes.append(f"{sample_id}: sessions reordered by date")
@@ -163,30 +180,51 @@ def _conversation(sample: dict[str, Any], report: LoadReport) -> Conversation:
     return Conversation(sample_id, tuple(ordered), speakers, metadata)
 
 
-def _session(sample_id: str, number: int, raw: dict[str, Any]) -> Session:
+def _session(sample_id: str, number: int, raw: dict[str, Any], report: LoadReport) -> Session:
     field_name = f"{sample_id} session_{number}_date_time"
     if f"session_{number}_date_time" not in raw:
         raise ValueError(f"{field_name}: missing for a session with turns")
-    started_at = parse_locomo_date(raw[f"session_{number}_date_time"], field_name)
-    turns = tuple(
-        Turn(t["dia_id"], t["speaker"], t["text"], caption=t.get("blip_caption", "")) for t in raw[f"session_{number}"]
-    )
-    return Session(f"{sample_id}:session_{number}", started_at, turns)
+    started_at = parse_locomo_date(str(raw[f"session_{number}_date_time"]), field_name)
+    body = raw[f"session_{number}"]
+    if not isinstance(body, list):
+        raise ValueError(f"session_{number}: expected a list of turns, got {type(body).__name__}")
+    turns = [turn for n, t in enumerate(body) if (turn := _turn(t, f"{sample_id} session_{number} turn {n}", report))]
+    return Session(f"{sample_id}:session_{number}", started_at, tuple(turns))
+
+
+def _turn(raw: Any, where: str, report: LoadReport) -> Turn | None:
+    """A turn, or None (counted in the report) when it has no usable id, speaker or text."""
+    if not isinstance(raw, dict):
+        report.skip(f"turn {where}", f"a {type(raw).__name__}, not a turn object")
+        return None
+    for key in ("dia_id", "speaker", "text"):
+        value = raw.get(key)
+        if not isinstance(value, str) or not value.strip() or "\x00" in value:
+            report.skip(f"turn {raw.get('dia_id', where)}", f"{key} is {value!r}, not text")
+            return None
+    caption = raw.get("blip_caption", "")
+    return Turn(raw["dia_id"], raw["speaker"], raw["text"], caption=caption if isinstance(caption, str) else "")
 
 
 def _questions(sample: dict[str, Any], conversation: Conversation, report: LoadReport) -> list[Question]:
+    if not conversation.sessions:
+        raise ValueError("conversation: no session has turns, so no question can be asked")
     session_of = {turn.id: session.id for session in conversation.sessions for turn in session.turns}
     asked_at = conversation.sessions[-1].started_at + QUESTION_DELAY
     questions = []
-    for index, qa in enumerate(sample["qa"]):
+    raw_questions = sample["qa"]
+    if not isinstance(raw_questions, list):
+        raise ValueError(f"qa: expected a list of questions, got {type(raw_questions).__name__}")
+    for index, qa in enumerate(raw_questions):
         question_id = f"{conversation.id}:q{index}"
-        if qa.get("category") not in CATEGORIES:
-            choices = ", ".join(f"{k} {v}" for k, v in CATEGORIES.items())
-            raise ValueError(f"category: {qa.get('category')!r} in {question_id} is not one of {choices}")
+        if problem := _question_problem(qa):
+            report.skip(f"question {question_id}", problem)
+            continue
         answer = qa.get("answer")
         if answer is None:
             answer = qa.get("adversarial_answer", "")
-        turn_ids = resolve_evidence(question_id, qa.get("evidence", []), session_of, report)
+        turn_ids = resolve_evidence(question_id, _evidence_list(question_id, qa.get("evidence", []), report),
+                                    session_of, report)  # fmt: skip
         questions.append(
             Question(
                 id=question_id,
@@ -201,3 +239,25 @@ def _questions(sample: dict[str, Any], conversation: Conversation, report: LoadR
             )
         )
     return questions
+
+
+def _question_problem(qa: Any) -> str:
+    """Why a raw question cannot be asked ('' when it can)."""
+    if not isinstance(qa, dict):
+        return f"a {type(qa).__name__}, not a question object"
+    if not isinstance(qa.get("question"), str) or not qa["question"].strip():
+        return f"question is {qa.get('question')!r}, not text"
+    if qa.get("category") not in CATEGORIES:
+        return f"category {qa.get('category')!r} is not one of {', '.join(f'{k} {v}' for k, v in CATEGORIES.items())}"
+    return ""
+
+
+def _evidence_list(question_id: str, raw: Any, report: LoadReport) -> list[Any]:
+    """Evidence as a list: one id given as a string becomes a list of it; anything else is unresolved."""
+    if isinstance(raw, list):
+        return raw
+    if isinstance(raw, str):
+        report.normalised.append((question_id, raw, (raw,)))
+        return [raw]
+    report.unresolved.append((question_id, repr(raw)))
+    return []

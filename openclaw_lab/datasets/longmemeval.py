@@ -12,12 +12,14 @@ retrieval code numbers turns). The file is streamed one question at a time (``it
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from openclaw_lab.errors import DataError
 from openclaw_lab.datasets.datapath import check_sha256, find_dataset
 from openclaw_lab.datasets.gcpause import gc_paused
 from openclaw_lab.datasets.jsonstream import iter_json_array
@@ -131,13 +133,30 @@ def _pairs(
     if limit == 0:
         return
     yielded = 0
-    for raw in iter_json_array(path, chunk_size=chunk_size):
+    records = iter_json_array(path, chunk_size=chunk_size)
+    for index in itertools.count():
+        try:
+            raw = next(records)
+        except StopIteration:
+            break
+        except ValueError as error:  # the file itself: truncated, or not a JSON array
+            raise DataError(f"{path}: {error}; is the file whole?") from None
         if drop_abstention and isinstance(raw, dict) and str(raw.get("question_id", "")).endswith("_abs"):
             continue
-        yield parser.parse(raw)
+        try:
+            yield parser.parse(raw)
+        except (ValueError, TypeError, AttributeError, KeyError, IndexError) as error:
+            what = f"the field {error} is missing" if isinstance(error, KeyError) else str(error)
+            raise DataError(f"{path}: record {index} (question_id {_question_id(raw)!r}): {what}") from None
         yielded += 1
         if yielded == limit:
             return  # the rest of the file is never read
+    if index == 0:
+        raise DataError(f"{path}: holds no question records")
+
+
+def _question_id(raw: Any) -> Any:
+    return raw.get("question_id") if isinstance(raw, dict) else None
 
 
 class _Parser:

@@ -61,11 +61,25 @@ class LoadReport:
     normalised: list[tuple[str, str, tuple[str, ...]]] = field(default_factory=list)  # (question id, raw, ids)
     unresolved: list[tuple[str, str]] = field(default_factory=list)  # (question id, raw evidence id)
     notes: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (what: "turn D1:3" / "question q7", why)
+
+    def skip(self, what: str, why: str) -> None:
+        """Count a record that could not be used, and why."""
+        self.skipped.append((what, why))
+
+    @property
+    def skipped_questions(self) -> int:
+        return sum(what.startswith("question") for what, _ in self.skipped)
 
     def summary(self) -> str:
+        skipped = ""
+        if self.skipped:
+            what, why = self.skipped[0]
+            turns = len(self.skipped) - self.skipped_questions
+            skipped = f"; skipped {self.skipped_questions} questions and {turns} turns (first: {what}: {why})"
         return (
             f"{len(self.normalised)} evidence ids normalised, {len(self.unresolved)} unresolved"
-            + "".join(f"; {note}" for note in self.notes)
+            + skipped + "".join(f"; {note}" for note in self.notes)
         )
 
 

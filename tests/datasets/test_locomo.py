@@ -8,6 +8,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from openclaw_lab.errors import DataError
 from openclaw_lab.harness.registry import datasets
 from openclaw_lab.datasets import Benchmark, LoadReport, load_locomo
 from openclaw_lab.datasets.locomo import QUESTION_DELAY, parse_locomo_date, resolve_evidence
@@ -121,13 +122,37 @@ def test_questions_carry_answers_categories_and_times(tmp_path):
     assert "1 questions have no resolvable evidence turn" in bench.report.notes
 
 
-def test_malformed_input_is_refused_with_the_field_name(tmp_path):
-    with pytest.raises(ValueError, match="^category: 7 in conv-1:q0"):
-        load_locomo(write(tmp_path, [sample(qa=[{"question": "?", "answer": "x", "evidence": [], "category": 7}])]))
-    with pytest.raises(ValueError, match="^dia_id: 'D1:1' occurs twice"):
+def test_malformed_input_is_refused_naming_the_file_the_record_and_the_field(tmp_path):
+    where = rf"^{tmp_path}/tiny_locomo.json: record 0 \(sample_id 'conv-1'\): "
+    with pytest.raises(DataError, match=where + "dia_id: 'D1:1' occurs twice"):
         load_locomo(write(tmp_path, [sample(sessions={1: ("1:56 pm on 8 May, 2023", ["D1:1", "D1:1"])})]))
-    with pytest.raises(ValueError, match="^conv-1 session_1_date_time: 'soon'"):
+    with pytest.raises(DataError, match=where + "conv-1 session_1_date_time: 'soon'"):
         load_locomo(write(tmp_path, [sample(sessions={1: ("soon", ["D1:1"])})]))
+    broken = sample()
+    del broken["qa"]
+    with pytest.raises(DataError, match=where + "the field 'qa' is missing"):
+        load_locomo(write(tmp_path, [broken]))
+    (tmp_path / "tiny_locomo.json").write_text(json.dumps([sample()])[:-40])
+    with pytest.raises(DataError, match=rf"^{tmp_path}/tiny_locomo.json: not a whole JSON file .*truncated"):
+        load_locomo(str(tmp_path / "tiny_locomo.json"))
+
+
+def test_unusable_questions_and_turns_are_counted_skips_and_string_evidence_is_kept(tmp_path):
+    qa = [
+        {"question": "?", "answer": "x", "evidence": [], "category": 7},
+        {"question": None, "answer": "x", "evidence": [], "category": 1},
+        {"question": "Where?", "answer": "Porto", "evidence": "D1:2", "category": 4},
+        {"question": "Who?", "answer": "Ana", "evidence": 12, "category": 4},
+    ]
+    raw = sample(qa=qa)
+    raw["conversation"]["session_1"][0]["text"] = None
+    bench = load_locomo(write(tmp_path, [raw]))
+    assert [q.id for q in bench.questions] == ["conv-1:q2", "conv-1:q3"]
+    assert bench.report.skipped_questions == 2 and len(bench.report.skipped) == 3
+    assert bench.questions[0].evidence_turn_ids == ("D1:2",)  # given as a string, not dropped
+    assert ("conv-1:q3", "12") in bench.report.unresolved
+    assert [t.id for t in bench.conversations[0].sessions[0].turns] == ["D1:2"]  # the null text is never "None"
+    assert "skipped 2 questions and 1 turns (first: turn D1:1: text is None, not text)" in bench.report.summary()
 
 
 def test_conversations_can_be_chosen_by_id_or_count(tmp_path):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from openclaw_lab.errors import DataError
 from openclaw_lab.harness.registry import datasets
 from openclaw_lab.datasets import LoadReport, iter_longmemeval, load_longmemeval, session_documents
 from openclaw_lab.datasets.longmemeval import parse_longmemeval_date
@@ -142,11 +143,12 @@ def test_the_same_session_id_with_other_turns_is_not_shared(tmp_path):
 def test_malformed_records_name_the_field(tmp_path):
     broken = record()
     del broken["question_date"]
-    with pytest.raises(ValueError, match="^question_date: missing in question q1"):
+    where = rf"^{tmp_path}/\S+: record 0 \(question_id 'q1'\): "
+    with pytest.raises(DataError, match=where + "question_date: missing in question q1"):
         load_longmemeval(write(tmp_path, [broken]))
     uneven = record()
     uneven["haystack_dates"].append("2023/01/03 (Tue) 10:00")
-    with pytest.raises(ValueError, match="^haystack_sessions: question q1 has 1 session ids, 2 dates"):
+    with pytest.raises(DataError, match=where + "haystack_sessions: question q1 has 1 session ids, 2 dates"):
         load_longmemeval(write(tmp_path, [uneven]))
     no_content = record(sessions=[("s1", "2023/01/01 (Sun) 10:00", [("user", None, None)])])
     with pytest.raises(ValueError, match="^haystack_sessions: turn 1 of session s1 in q1"):
