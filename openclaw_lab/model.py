@@ -91,10 +91,10 @@ def from_timestamp(value: float) -> datetime:
 def check_text(value: Any, field_name: str, *, empty: bool = True) -> str:
     """``value`` if it is text every store can hold: a string without NUL bytes or lone surrogates.
 
-    >>> check_text("a\x00b", "content")
+    >>> check_text("a" + chr(0) + "b", "content")
     Traceback (most recent call last):
     ...
-    ValueError: content: 'a\x00b' holds a NUL byte at position 1; remove it
+    ValueError: content: 'a\\x00b' holds a NUL byte at position 1; remove it
     """
     if not isinstance(value, str):
         raise ValueError(f"{field_name}: {value!r} is a {type(value).__name__}, not a string")

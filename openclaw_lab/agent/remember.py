@@ -21,6 +21,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
+from openclaw_lab.text import has_cjk
 from openclaw_lab.model import Importance
 
 __all__ = [
@@ -74,7 +75,14 @@ def importance_from_score(score: float) -> Importance:
 SEED_KEYWORDS = (
     "important", "remember", "don't forget", "do not forget", "never", "always", "must", "deadline",
     "urgent", "appointment", "birthday", "anniversary", "allergic", "password", "address", "phone",
+    # the design we implement is written in Chinese: its importance rule keys on 非常重要 ("very important")
+    "非常重要", "重要", "记住", "别忘了", "不要忘记", "生日", "过敏", "密码", "地址", "电话", "截止",
 )  # fmt: skip
+
+
+def _mentions(text: str, word: str) -> bool:
+    """``word`` as a whole word of ``text``; CJK has no spaces between words, so there it is a substring."""
+    return word in text if has_cjk(word) else re.search(rf"\b{re.escape(word)}\b", text) is not None
 
 
 class SeedRememberPolicy:
@@ -96,7 +104,7 @@ class SeedRememberPolicy:
 
     def decide(self, message: str, reply: str = "") -> RememberDecision:
         text = f"{message} {reply}".lower()
-        keywords = tuple(f"keyword:{word}" for word in self.keywords if re.search(rf"\b{re.escape(word)}\b", text))
+        keywords = tuple(f"keyword:{word}" for word in self.keywords if _mentions(text, word))
         long_reply = len(reply) >= self.long_reply_chars
         reasons = keywords + (("long_reply",) if long_reply else ())
         level = Importance.MEDIUM + bool(keywords) + long_reply

