@@ -74,3 +74,39 @@ def test_bad_input_changes_nothing(manager):
         with pytest.raises(ValueError):
             manager.add_many([{"content": "fine"}, bad])
     assert manager.footprint()["episodic"] == 1
+
+
+# ---- one hit per memory, whatever the mix of tiers ----
+
+from datetime import datetime, timezone  # noqa: E402
+
+import numpy as np  # noqa: E402
+from hypothesis import given, settings  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from openclaw_lab.clock import SimulatedClock  # noqa: E402
+from openclaw_lab.embedding import Embedder  # noqa: E402
+from openclaw_lab.stores.exact import ExactStore  # noqa: E402
+from openclaw_lab.tiers.episodic import EpisodicMemory  # noqa: E402
+from openclaw_lab.tiers.semantic import SemanticMemory  # noqa: E402
+
+MEMORY = st.tuples(st.integers(1, 5), st.integers(0, 7))  # importance (5: also copied to semantic), direction
+
+
+@settings(max_examples=40, deadline=None)
+@given(memories=st.lists(MEMORY, min_size=1, max_size=25), limit=st.integers(1, 30), query=st.integers(0, 7))
+def test_cross_tier_search_returns_each_memory_once(tmp_path_factory, memories, limit, query):
+    """CRITICAL memories have two copies (episodic and semantic); a search lists each memory once."""
+    path = tmp_path_factory.mktemp("m") / "e.sqlite"
+    memory = MemoryManager(embedder=Embedder(cache=False, model_id="t"), episodic=EpisodicMemory(path),
+                           semantic=SemanticMemory(ExactStore()), clock=SimulatedClock(datetime(2024, 1, 1, tzinfo=timezone.utc)))  # fmt: skip
+    basis = np.eye(8, dtype=np.float32)
+    memory.add_many([{"content": f"m{i}", "id": f"m{i}", "importance": importance, "embedding": basis[axis] + 0.01 * i}
+                     for i, (importance, axis) in enumerate(memories)])  # fmt: skip
+    hits = memory.search_vector(basis[query], limit)
+    numbers = [int(hit.item.id.removeprefix("sem_")[1:]) for hit in hits]
+    assert len(numbers) == len(set(numbers)) == min(limit, len(memories))
+    for number, hit in zip(numbers, hits):
+        held = {"episodic", "semantic"} if memories[number][0] == 5 else {"episodic"}
+        assert set(hit.tiers) == held
+    memory.close()

@@ -68,8 +68,8 @@ def write_baseline(run_dir: str | Path, path: str | Path) -> dict[str, Any]:
 
 
 def check_run(run_dir: str | Path, baseline_path: str | Path, tolerance: float, exact: bool = False) -> list[Regression]:
-    baseline = json.loads(Path(baseline_path).read_text())
     data = read_run(run_dir)
+    baseline = json.loads(Path(baseline_path).read_text())
     expected_sha = baseline.get("dataset", {}).get("sha256")
     actual_sha = data["environment"]["dataset"].get("sha256")
     if expected_sha and actual_sha and expected_sha != actual_sha:
