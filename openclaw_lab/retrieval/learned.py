@@ -19,15 +19,15 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from openclaw_lab.model import Hit, MemoryItem, as_utc, check_k, sorted_hits
-from openclaw_lab.retrieval.protocol import check_query
+from openclaw_lab.model import Hit, as_utc, check_k, sorted_hits
+from openclaw_lab.retrieval.protocol import Candidate, check_query
 from openclaw_lab.retrieval.tokenize import tokenize_many
 
 __all__ = [
@@ -48,34 +48,6 @@ SOURCE_FEATURES = ("score", "score_rel", "rank", "rr", "present")
 MODEL_KEYS = ("sources", "feature_names", "mean", "scale", "coef", "intercept", "C", "trained_on_conversations",
               "provenance")
 ITEM_FEATURES = ("recency_log_hours", "importance", "access_log", "token_jaccard", "speaker_match", "length_log")
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A first-stage hit: its fused ``score`` and each source's score and 1-based rank (higher score is better).
-
-    A source that did not return the item has no entry; a source has a score exactly where it has a rank.
-    """
-
-    item: MemoryItem
-    score: float
-    source_scores: Mapping[str, float] = field(default_factory=dict)
-    source_ranks: Mapping[str, int] = field(default_factory=dict)
-
-    def __post_init__(self) -> None:
-        if set(self.source_scores) != set(self.source_ranks):
-            ranked, scored = sorted(self.source_ranks), sorted(self.source_scores)
-            raise ValueError(f"source_ranks: sources {ranked} differ from source_scores' {scored}")
-        for name, value in self.source_scores.items():
-            if not np.isfinite(value):
-                raise ValueError(f"source_scores[{name!r}]: {value!r} for item {self.item.id!r} is not finite")
-        for name, rank in self.source_ranks.items():
-            if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
-                raise ValueError(f"source_ranks[{name!r}]: {rank!r} for item {self.item.id!r} is not a rank >= 1")
-
-    @property
-    def hit(self) -> Hit:
-        return Hit(self.item, self.score)
 
 
 @dataclass(frozen=True)
@@ -164,7 +136,7 @@ class LearnedReranker:
 
     ``fit`` trains scikit-learn's LogisticRegression (balanced class weights); the score is its
     decision function. Rerank through ``TwoStageRetriever`` over a first stage that reports each
-    source's scores (``HybridFirstStage``): it is a ``CandidateReranker``, not a plain ``Reranker``.
+    source's scores (``HybridFirstStage``); plain candidates carry none, and ``rerank_candidates`` says so.
     ``clock`` gives the query time for recency.
     """
 

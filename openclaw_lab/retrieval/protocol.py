@@ -8,11 +8,17 @@ A run is ``dict[query_id, dict[item_id, score]]`` (higher score is better), exac
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Protocol, runtime_checkable
+
+import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
 
-__all__ = ["Retriever", "Reranker", "TrainedModel", "SearchEach", "RunDict", "search_batch", "check_query"]
+__all__ = [
+    "Retriever", "Reranker", "Candidate", "HitReranker", "TrainedModel", "SearchEach", "RunDict", "search_batch",
+    "check_query",
+]  # fmt: skip
 
 RunDict = dict[str, dict[str, float]]
 Filters = Mapping[str, MemoryFilter] | MemoryFilter | None  # one filter per query id, or one for all
@@ -30,10 +36,49 @@ class Retriever(Protocol):
         """``search`` for every query: a run with every query id present, hits in rank order."""
 
 
+@dataclass(frozen=True)
+class Candidate:
+    """A first-stage hit: its fused ``score`` and each source's score and 1-based rank (higher score is better).
+
+    A source that did not return the item has no entry; a source has a score exactly where it has a rank.
+    """
+
+    item: MemoryItem
+    score: float
+    source_scores: Mapping[str, float] = field(default_factory=dict)
+    source_ranks: Mapping[str, int] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if set(self.source_scores) != set(self.source_ranks):
+            ranked, scored = sorted(self.source_ranks), sorted(self.source_scores)
+            raise ValueError(f"source_ranks: sources {ranked} differ from source_scores' {scored}")
+        for name, value in self.source_scores.items():
+            if not np.isfinite(value):
+                raise ValueError(f"source_scores[{name!r}]: {value!r} for item {self.item.id!r} is not finite")
+        for name, rank in self.source_ranks.items():
+            if isinstance(rank, bool) or not isinstance(rank, (int, np.integer)) or rank < 1:
+                raise ValueError(f"source_ranks[{name!r}]: {rank!r} for item {self.item.id!r} is not a rank >= 1")
+
+    @property
+    def hit(self) -> Hit:
+        return Hit(self.item, self.score)
+
+
 @runtime_checkable
 class Reranker(Protocol):
-    def rerank(self, query: str, hits: Sequence[Hit], k: int) -> list[Hit]:
-        """The best ``k`` of ``hits`` in a new order, with the reranker's scores (higher is better)."""
+    def rerank_candidates(self, query: str, candidates: Sequence[Candidate], k: int) -> list[Hit]:
+        """The best ``k`` candidates in a new order, with the reranker's scores (higher is better).
+
+        Each candidate carries its first-stage score and, from a fused first stage, each source's
+        score and rank; a reranker reads what it needs.
+        """
+
+
+class HitReranker:
+    """``rerank_candidates`` for rerankers that read only the items and first-stage scores (``rerank``)."""
+
+    def rerank_candidates(self, query: str, candidates: Sequence[Candidate], k: int) -> list[Hit]:
+        return self.rerank(query, [c.hit for c in candidates], k)  # type: ignore[attr-defined]
 
 
 @runtime_checkable

@@ -29,26 +29,21 @@ import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits
 from openclaw_lab.retrieval.fusion import fuse
-from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, Candidate, LearnedReranker
-from openclaw_lab.retrieval.protocol import Reranker, Retriever, SearchEach, TrainedModel, check_query
+from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, LearnedReranker
+from openclaw_lab.retrieval.protocol import (
+    Candidate, HitReranker, Reranker, Retriever, SearchEach, TrainedModel, check_query,
+)  # fmt: skip
 from openclaw_lab.retrieval.scoring import min_max
 
 __all__ = [
     "TwoStageRetriever",
     "HybridFirstStage",
-    "CandidateReranker",
     "CandidateSource",
     "CrossEncoderReranker",
     "MMRReranker",
     "default_rerank",
     "first_stage_candidates",
 ]
-
-
-@runtime_checkable
-class CandidateReranker(Protocol):
-    def rerank_candidates(self, query: str, candidates: Sequence[Candidate], k: int) -> list[Hit]:
-        """The best ``k`` candidates, reading each source's first-stage score (higher is better)."""
 
 
 @runtime_checkable
@@ -117,11 +112,12 @@ def first_stage_candidates(
 class TwoStageRetriever(SearchEach):
     """``candidates`` hits from ``first_stage`` (filter applied there, before its cut), reranked, ``k`` kept.
 
-    Asks the first stage for ``max(candidates, k)`` hits, so that ``k`` hits can come back. A
-    reranker with ``rerank_candidates`` (the learned one) gets each source's scores as well.
+    Asks the first stage for ``max(candidates, k)`` hits, so that ``k`` hits can come back. Every
+    reranker gets them as candidates: a fused first stage reports each source's score and rank (the
+    learned reranker reads them), any other first stage just its hits.
     """
 
-    def __init__(self, first_stage: Retriever, reranker: Reranker | CandidateReranker, candidates: int = 50) -> None:
+    def __init__(self, first_stage: Retriever, reranker: Reranker, candidates: int = 50) -> None:
         self.first_stage, self.reranker, self.candidates = first_stage, reranker, candidates
 
     def __repr__(self) -> str:
@@ -139,11 +135,8 @@ class TwoStageRetriever(SearchEach):
         """The reranker's best ``k`` of the first stage's candidates, with the reranker's scores (higher is better)."""
         query, k = check_query(query), check_k(k)
         n = max(check_k(self.candidates, "candidates"), k)
-        if isinstance(self.reranker, CandidateReranker):
-            found = first_stage_candidates(self.first_stage, query, n, filter)
-            return self.reranker.rerank_candidates(query, found, k) if found else []
-        hits = self.first_stage.search(query, n, filter)
-        return self.reranker.rerank(query, hits, k) if hits else []
+        found = first_stage_candidates(self.first_stage, query, n, filter)
+        return self.reranker.rerank_candidates(query, found, k) if found else []
 
 
 def resolve_model_path(model: str | Path) -> Path:
@@ -163,7 +156,7 @@ def resolve_model_path(model: str | Path) -> Path:
     )
 
 
-class CrossEncoderReranker:
+class CrossEncoderReranker(HitReranker):
     """Scores (query, memory) pairs with a sentence-transformers CrossEncoder: raw logits, higher is better.
 
     ``model`` is a local folder or an installed model package; it is loaded on first use with the
@@ -214,7 +207,7 @@ class CrossEncoderReranker:
         return sorted_hits((Hit(hit.item, float(s)) for hit, s in zip(hits, scores)), k)
 
 
-class MMRReranker:
+class MMRReranker(HitReranker):
     """Maximal marginal relevance: each pick maximises ``λ·relevance − (1 − λ)·max cosine to the picks so far``.
 
     Relevance is the first stage's score min-max normalised over the hits (so λ means the same over

@@ -12,6 +12,7 @@ from openclaw_lab.harness.registry import rerankers, retrievers
 from openclaw_lab.retrieval.bm25 import BM25Retriever
 from openclaw_lab.retrieval.fusion import FusedRetriever
 from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, Candidate, LearnedReranker
+from openclaw_lab.retrieval.protocol import HitReranker
 from openclaw_lab.retrieval.rerank import (
     CrossEncoderReranker,
     HybridFirstStage,
@@ -43,7 +44,7 @@ class Listed:
         return [Hit(item(i, f"memory {i}"), s) for i, s in self.scored if filter is None or i != "b"][:k]
 
 
-class ByIdDescending:
+class ByIdDescending(HitReranker):
     """A reranker whose order is the reverse alphabetical order of ids."""
 
     def __init__(self):
@@ -298,3 +299,18 @@ def test_rerankers_registry_names_resolve():
     assert rerankers.get("cross-encoder") is CrossEncoderReranker
     assert rerankers.get("learned") is LearnedReranker
     assert isinstance(Candidate(item("a", "x"), 1.0).hit, Hit)
+
+
+def test_every_reranker_honours_the_one_protocol(cross):
+    """Each reranker takes fused candidates (with per-source scores) and returns k hits, best first."""
+    from openclaw_lab.retrieval.protocol import Reranker
+
+    memories = [item(str(i), text) for i, text in enumerate(["Ana moved to Lyon", "Rex is a dog", "Lyon is in France"])]
+    for i, memory in enumerate(memories):
+        object.__setattr__(memory, "embedding", np.eye(3, dtype=np.float32)[i])
+    candidates = [Candidate(m, 1.0 - 0.1 * i, {"dense": 0.9 - 0.1 * i, "bm25": 3.0 - i}, {"dense": i + 1, "bm25": i + 1})
+                  for i, m in enumerate(memories)]  # fmt: skip
+    for reranker in (MMRReranker(lambda_=0.7), cross, LearnedReranker.hand_set()):
+        assert isinstance(reranker, Reranker)
+        hits = reranker.rerank_candidates("Where did Ana move?", candidates, 2)
+        assert len(hits) == 2 and [h.score for h in hits] == sorted((h.score for h in hits), reverse=True)
