@@ -72,7 +72,6 @@ class SQLiteStore:
 
     ``tier``: if given, every item is stored as that tier (the episodic and semantic tiers use it).
     ``database``: share an open ``Database`` (one file, several tables) instead of opening ``path``.
-    ``require_embedding``: refuse items without one (a vector store does; the episodic tier keeps them).
     """
 
     def __init__(
@@ -83,11 +82,10 @@ class SQLiteStore:
         table: str = "memories",
         tier: MemoryTier | None = None,
         database: Database | None = None,
-        require_embedding: bool = True,
     ) -> None:
         if not table.isidentifier():
             raise ValueError(f"table: {table!r} is not a plain SQL name")
-        self.table, self.tier, self.require_embedding = table, tier, require_embedding
+        self.table, self.tier = table, tier
         self.db = database or Database(":memory:" if path is None else path, table_schema(table), SCHEMA_VERSION)
         if database is not None:
             self.db.executescript(table_schema(table))
@@ -141,7 +139,7 @@ class SQLiteStore:
         for item in items:
             if item.embedding is not None:
                 dim = check_vector(item.embedding, dim, "embedding").shape[0]
-            elif self.require_embedding:
+            else:
                 raise ValueError(f"embedding: item {item.id!r} has no embedding; this store searches by vector")
         last = {item.id: item for item in items}  # one batch: the last copy of an id wins
         return [row_values(item) for item in last.values()]

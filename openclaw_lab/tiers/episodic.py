@@ -10,7 +10,7 @@ as their episodic rows, then applied to the semantic store (see ``MemoryManager.
 >>> from openclaw_lab.model import MemoryItem
 >>> memory = EpisodicMemory(os.path.join(tempfile.mkdtemp(), "episodic.sqlite"))
 >>> _ = memory.create_session("s1", user_id="ana", now=datetime(2023, 5, 8))
->>> memory.upsert([MemoryItem.new("I moved to Lisbon", now=datetime(2023, 5, 8), session_id="s1")])
+>>> memory.upsert([MemoryItem.new("I moved to Lisbon", now=datetime(2023, 5, 8), session_id="s1", embedding=[1.0, 0.0])])
 >>> [item.content for item in memory.list_memories("s1")]
 ['I moved to Lisbon']
 """
@@ -68,7 +68,7 @@ class EpisodicMemory:
     def __init__(self, path: str | Path, *, embedding_model: str | None = None) -> None:
         self.db = Database(path, SCHEMA, SCHEMA_VERSION)
         self.memories = SQLiteStore(table="memories", tier=MemoryTier.EPISODIC, database=self.db,
-                                    embedding_model=embedding_model, require_embedding=False)  # fmt: skip
+                                    embedding_model=embedding_model)  # fmt: skip
         self._outbox = SQLiteStore(table="pending_semantic", tier=MemoryTier.SEMANTIC, database=self.db)
 
     @property

@@ -29,6 +29,13 @@ class SemanticMemory:
     def __init__(self, store: VectorStore) -> None:
         self.store = store
 
+    @property
+    def embedding_model(self) -> str | None:
+        return getattr(self.store, "embedding_model", None)
+
+    def close(self) -> None:
+        getattr(self.store, "close", lambda: None)()
+
     def upsert(self, items: Sequence[MemoryItem]) -> None:
         self.store.upsert([item.replace(tier=MemoryTier.SEMANTIC) for item in items])
 

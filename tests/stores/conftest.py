@@ -10,10 +10,13 @@ import pytest
 
 from openclaw_lab.model import MemoryItem, MemoryTier
 from openclaw_lab.harness.registry import stores
-from openclaw_lab.stores import ExactStore
+from openclaw_lab.stores import ExactStore, SQLiteStore
+from openclaw_lab.tiers import EpisodicMemory, SemanticMemory
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
-KINDS = ["exact", "sqlite", "chroma", "qdrant", "milvus"]
+# The tiers are stores too (consolidation reads and writes them as such); each keeps one tier.
+TIER_KINDS = {"episodic": MemoryTier.EPISODIC, "semantic": MemoryTier.SEMANTIC}
+KINDS = ["exact", "sqlite", "chroma", "qdrant", "milvus", *TIER_KINDS]
 DIM = 32
 N_ITEMS = 200
 TAGS = ["work", "family", "travel", "health"]
@@ -60,26 +63,42 @@ def make_corpus(n: int = N_ITEMS, seed: int = 7) -> list[MemoryItem]:
     return items
 
 
+def retier(items: list[MemoryItem], kind: str) -> list[MemoryItem]:
+    """The items as a store of ``kind`` holds them: a tier stores every item as its own tier."""
+    return [item.replace(tier=TIER_KINDS[kind]) for item in items] if kind in TIER_KINDS else list(items)
+
+
 def store_path(kind: str, folder: Path) -> Path:
     """milvus-lite and SQLite want a file name; the others a folder."""
-    return {"milvus": folder / "memories.db", "sqlite": folder / "memories.sqlite"}.get(kind, folder)
+    files = {"milvus": "memories.db", "sqlite": "memories.sqlite", "episodic": "episodic.sqlite", "semantic": "s.sqlite"}
+    return folder / files[kind] if kind in files else folder
 
 
 def open_store(kind: str, folder: Path, **params):
-    """The store registered as ``kind``, persisted under ``folder``."""
-    return stores.create(kind, path=store_path(kind, folder), **params)
+    """The store registered as ``kind`` (or the tier of that name), persisted under ``folder``."""
+    path = store_path(kind, folder)
+    if kind == "episodic":
+        return EpisodicMemory(path, **params)
+    if kind == "semantic":
+        return SemanticMemory(SQLiteStore(path, **params))
+    return stores.create(kind, path=path, **params)
 
 
 def close(store) -> None:
     getattr(store, "close", lambda: None)()
 
 
-@pytest.fixture(scope="session")
-def corpus() -> list[MemoryItem]:
-    return make_corpus()
+@pytest.fixture(scope="module", params=KINDS)
+def kind(request) -> str:
+    return request.param
 
 
-@pytest.fixture(scope="session")
+@pytest.fixture(scope="module")
+def corpus(kind) -> list[MemoryItem]:
+    return retier(make_corpus(), kind)
+
+
+@pytest.fixture(scope="module")
 def reference(corpus) -> ExactStore:
     store = ExactStore()
     store.upsert(corpus)
@@ -87,8 +106,13 @@ def reference(corpus) -> ExactStore:
 
 
 @pytest.fixture
-def fresh(request, tmp_path):
+def fresh(kind, tmp_path):
     """An empty store of each kind in its own folder (closed afterwards)."""
-    store = open_store(request.param, tmp_path)
+    store = open_store(kind, tmp_path)
     yield store
     close(store)
+
+
+@pytest.fixture
+def small(kind) -> list[MemoryItem]:
+    return retier(make_corpus(12, seed=3), kind)
