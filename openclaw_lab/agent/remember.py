@@ -55,6 +55,12 @@ class ImportanceScorer(Protocol):
 
 
 @runtime_checkable
+class ExplainingScorer(Protocol):
+    def explain(self, message: str) -> tuple[float, tuple[str, ...]]:
+        """The score of ``message`` and the reasons behind it."""
+
+
+@runtime_checkable
 class RememberPolicy(Protocol):
     def decide(self, message: str, reply: str = "") -> RememberDecision:
         """Remember the turn or not, and with which importance."""
@@ -204,7 +210,7 @@ class ScorerPolicy:
         return f"ScorerPolicy({self.scorer!r}, threshold={self.threshold})"
 
     def decide(self, message: str, reply: str = "") -> RememberDecision:
-        if hasattr(self.scorer, "explain"):
+        if isinstance(self.scorer, ExplainingScorer):
             score, reasons = self.scorer.explain(message)
         else:
             score, reasons = self.scorer.score(message, reply), ()

@@ -45,6 +45,12 @@ class DecayLaw(Protocol):
         """How much ``item`` is worth keeping at ``now``; higher is better."""
 
 
+@runtime_checkable
+class VectorisedDecayLaw(Protocol):
+    def score_arrays(self, importance: np.ndarray, access_count: np.ndarray, days: np.ndarray) -> np.ndarray:
+        """``score`` for many items at once: arrays of importance, access count and days since access."""
+
+
 def days_since_access(items: Iterable[MemoryItem], now: datetime) -> np.ndarray:
     """Fractional days from each item's ``last_accessed`` to ``now``, floored at 0."""
     now_ts = to_timestamp(as_utc(now, "now"))
@@ -194,7 +200,7 @@ def decay_scores(items: Iterable[MemoryItem], law: DecayLaw, now: datetime) -> n
     if not isinstance(law, DecayLaw):
         raise ValueError(f"law: {law!r} has no score(item, now); use one of SeedDecay, ExponentialDecay, ...")
     items = list(items)
-    if not hasattr(law, "score_arrays"):
+    if not isinstance(law, VectorisedDecayLaw):
         return np.array([law.score(item, now) for item in items], dtype=np.float64)
     importance = np.array([int(item.importance) for item in items], dtype=np.float64)
     access = np.array([item.access_count for item in items], dtype=np.float64)
