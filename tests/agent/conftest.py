@@ -18,7 +18,7 @@ class ChatHandler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:  # noqa: N802 (the http.server name)
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        self.server.requests.append({"path": self.path, "headers": dict(self.headers), "body": body})
+        self.server.requests.append({"path": self.path, "headers": {k.lower(): v for k, v in self.headers.items()}, "body": body})
         prefix = self.path.removesuffix("/v1/chat/completions")
         if prefix == "/fail":
             return self._send(500, b'{"error": "model exploded"}')
