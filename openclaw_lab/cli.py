@@ -1,4 +1,4 @@
-"""openclaw-lab run | sweep | compare | report | check | download."""
+"""openclaw-lab run | sweep | compare | report | check | export | download."""
 
 from __future__ import annotations
 
@@ -15,15 +15,19 @@ def _run(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.config import ExperimentConfig
     from openclaw_lab.harness.experiment import run_experiment
     from openclaw_lab.harness.metrics import unscored_note
-    from openclaw_lab.harness.report import metrics_table, write_report
+    from openclaw_lab.harness.report import metrics_table, qa_table, write_report
 
     config = ExperimentConfig.from_toml(args.file)
     for assignment in args.set or []:
         key, _, value = assignment.partition("=")
         config = config.with_value(key, _parse_value(value))
+    if args.qa is not None:
+        config = config.with_value("qa.enabled", args.qa == "on")
     result = run_experiment(config, results_dir=args.results)
     print(unscored_note(result.questions))
     print(metrics_table(result.path).to_string())
+    if result.qa:
+        print(qa_table(result.qa))
     memory = {k: round(v, 4) for k, v in result.memory.items() if isinstance(v, float)}
     print("memory:", memory)
     print(f"results, plots and report: {write_report(result.path).parent}")
@@ -68,6 +72,14 @@ def _check(args: argparse.Namespace) -> int:
     return 1 if failures else 0
 
 
+def _export(args: argparse.Namespace) -> int:
+    from openclaw_lab.harness.export import export_trec
+
+    for path in export_trec(args.dir, args.dest):
+        print(path)
+    return 0
+
+
 def _download(args: argparse.Namespace) -> int:
     from openclaw_lab.datasets import download
 
@@ -91,6 +103,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("file", type=Path)
     run.add_argument("--results", type=Path, default=Path("results"))
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a setting, e.g. dataset.limit=2")
+    run.add_argument("--qa", choices=["on", "off"], default=None, help="turn the QA stage on or off (default: the config)")
     run.set_defaults(handler=_run)
     sweep = commands.add_parser("sweep", help="run an experiment's [sweep] grid")
     sweep.add_argument("file", type=Path)
@@ -112,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--update", action="store_true", help="write the baseline from this run instead")
     check.add_argument("--exact", action="store_true", help="fail on any difference from the baseline, up or down")
     check.set_defaults(handler=_check)
+    export = commands.add_parser("export", help="write a run's runs and qrels as TREC files (trec_eval, ir_measures)")
+    export.add_argument("dir", type=Path)
+    export.add_argument("--dest", type=Path, default=None, help="folder (default: <run>/trec)")
+    export.set_defaults(handler=_export)
     fetch = commands.add_parser("download", help="fetch a dataset from its public address (needs internet)")
     fetch.add_argument("name", help="a dataset with a card, e.g. locomo")
     fetch.add_argument("--dest", type=Path, default=None, help="folder (default: the first data path entry)")

@@ -27,13 +27,15 @@ from typing import Any
 from openclaw_lab.clock import Clock, SimulatedClock
 from openclaw_lab.consolidation import ConsolidationPolicy, NoDecay, PrunePolicy
 from openclaw_lab.datasets.types import Benchmark
-from openclaw_lab.embedding import Embedder
+from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import registry
 from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
 from openclaw_lab.harness.registry import construct, did_you_mean
+from openclaw_lab.harness.qa import PROMPTS, QAPlan
 from openclaw_lab.harness.replay import ConsolidationPlan, ReplayPlan
 from openclaw_lab.harness.systems import RetrieverSystem, System
+from openclaw_lab.llm import CallCache, ChatClient, Endpoint
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
 from openclaw_lab.retrieval.protocol import Retriever, check_query
 from openclaw_lab.stores.protocol import VectorStore
@@ -74,6 +76,7 @@ class Built:
     load_dataset: DatasetLoader
     replay: ReplayPlan
     systems: dict[str, System]
+    qa: QAPlan | None = None  # the end-to-end QA stage, when enabled
 
 
 def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Built:
@@ -91,6 +94,7 @@ def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Buil
         load_dataset=build_dataset(config.dataset),
         replay=_replay_plan(config, embedder),
         systems={s.name: _system(s, i, embedder) for i, s in enumerate(config.systems)},
+        qa=_qa_plan(config),
     )
 
 
@@ -177,6 +181,22 @@ def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
         merge_threshold=settings.merge_threshold,
         interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
     )
+
+
+def _qa_plan(config: ExperimentConfig) -> QAPlan | None:
+    """The QA stage's clients (no request is made here) and settings; None when it is off."""
+    settings = config.qa
+    if not settings.enabled:
+        return None
+    prompts = sorted(p.stem for p in PROMPTS.glob("answer_*.txt"))
+    if settings.answer_prompt not in prompts:
+        raise ConfigError("qa.answer_prompt", f"no prompt file {settings.answer_prompt!r}", did_you_mean(settings.answer_prompt, prompts))
+    cache = CallCache(default_cache_path().parent / "llm_calls.sqlite")
+    answer = ChatClient(construct(Endpoint, settings.answer, "qa.answer"), cache)
+    judge = ChatClient(construct(Endpoint, settings.judge or settings.answer, "qa.judge"), cache)
+    protocol = settings.protocol or ("longmemeval" if config.dataset.name == "longmemeval" else "locomo")
+    systems = settings.systems or (config.systems[0].name,)
+    return QAPlan(answer, judge, protocol, settings.budgets, systems, settings.answer_prompt)
 
 
 def strategy_names() -> list[str]:

@@ -33,7 +33,7 @@ from openclaw_lab.harness.registry import did_you_mean
 
 __all__ = [
     "ExperimentConfig", "DatasetConfig", "EmbeddingConfig", "MemoryConfig", "ConsolidationConfig", "SystemConfig",
-    "MetricsConfig",
+    "MetricsConfig", "QAConfig",
 ]  # fmt: skip
 
 UNITS = ("turn", "round", "session", "user-session")
@@ -215,6 +215,28 @@ class MetricsConfig:
         return [f"{level}.{name}" for level in self.levels for name in metric_names(self.k)]
 
 
+@dataclass(frozen=True)
+class QAConfig:
+    """End-to-end QA on OpenAI-compatible endpoints (``qa.answer``, ``qa.judge``: base_url, model,
+    api_key_env, temperature, max_tokens, timeout, max_retries, max_in_flight)."""
+
+    enabled: bool = False
+    answer: dict[str, Any] = field(default_factory=dict)  # the answering model's endpoint
+    judge: dict[str, Any] = field(default_factory=dict)  # the judge's (default: the answering endpoint)
+    protocol: str | None = None  # locomo or longmemeval (default: from the dataset's name)
+    budgets: tuple[int, ...] = (1024,)  # context token budgets
+    systems: tuple[str, ...] = ()  # the systems whose retrieval feeds the context (default: the first)
+    answer_prompt: str = "answer_v1"  # a file in harness/prompts/
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
+        _require(not self.enabled or bool(self.answer), "qa.answer",
+                 "an enabled QA stage needs an endpoint: base_url and model")  # fmt: skip
+        _require(bool(self.budgets) and min(self.budgets) >= 1, "qa.budgets", f"{self.budgets!r} must be >= 1 token")
+        if self.protocol is not None:
+            _one_of(self.protocol, ("locomo", "longmemeval"), "qa.protocol")
+
+
 DEFAULT_SYSTEMS = (SystemConfig("dense", "dense"),)
 
 
@@ -227,6 +249,7 @@ class ExperimentConfig:
     consolidation: ConsolidationConfig = field(default_factory=ConsolidationConfig)
     systems: tuple[SystemConfig, ...] = DEFAULT_SYSTEMS
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
+    qa: QAConfig = field(default_factory=QAConfig)
     sweep: dict[str, list[Any]] = field(default_factory=dict)  # "section.key" or "section.params.key" -> values
 
     @classmethod
@@ -247,6 +270,9 @@ class ExperimentConfig:
         metrics = _build(MetricsConfig, "metrics", data.get("metrics"))
         if metrics.answer_system is not None:
             _one_of(metrics.answer_system, tuple(names), "metrics.answer_system")
+        qa = _build(QAConfig, "qa", data.get("qa"))
+        for i, system in enumerate(qa.systems):
+            _one_of(system, tuple(names), f"qa.systems[{i}]")
         sweep = data.get("sweep", {})
         _require(isinstance(sweep, Mapping), "sweep", f"{sweep!r} must be a table of setting = [values]")
         return cls(
@@ -257,6 +283,7 @@ class ExperimentConfig:
             consolidation=_build(ConsolidationConfig, "consolidation", data.get("consolidation")),
             systems=systems,
             metrics=metrics,
+            qa=qa,
             sweep=dict(sweep),
         )
 
@@ -285,8 +312,8 @@ class ExperimentConfig:
             if not isinstance(node, dict) or key not in node:
                 raise ConfigError(dotted, f"does not name a setting ({key!r} not found)")
             node = node[key]
-        if not isinstance(node, dict) or (last not in node and not path[-1:] in (["params"], ["law_params"], ["policy"],
-                                                                                 ["admission_params"], ["store_params"])):  # fmt: skip
+        open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"])
+        if not isinstance(node, dict) or (last not in node and path[-1:] not in open_tables):
             raise ConfigError(dotted, f"does not name a setting ({last!r} not found)")
         node[last] = value
         return ExperimentConfig.from_dict(data)

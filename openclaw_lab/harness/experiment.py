@@ -28,9 +28,11 @@ from openclaw_lab.harness.environment import environment
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
 )  # fmt: skip
+from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System
+from openclaw_lab.llm import LLMError
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = ["ExperimentResult", "run_experiment", "load_benchmark", "replay_benchmark", "evaluate_systems"]
@@ -52,6 +54,8 @@ class ExperimentResult:
     answer_in_context: pd.DataFrame | None = None  # category x token budget (metrics.answer_budgets)
     consolidations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # conversation -> reports
     questions: dict[str, Any] = field(default_factory=dict)  # loaded, and scored / left out per level
+    qa: dict[str, Any] = field(default_factory=dict)  # the QA stage's summary, models and calls (or why it was skipped)
+    qa_table: pd.DataFrame | None = None  # one row per (system, budget, question)
     environment: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
 
@@ -184,7 +188,9 @@ def run_experiment(
 def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool) -> ExperimentResult:
     replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
     evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
-    answers = _answer_table(benchmark, replays, config, built.embedder, evaluation.pop("item_runs"))
+    item_runs = evaluation.pop("item_runs")
+    answers = _answer_table(benchmark, replays, config, built.embedder, item_runs)
+    qa, qa_table = _qa(built, benchmark, replays, item_runs, progress)
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
     dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
                "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
@@ -193,5 +199,24 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
         config=config, memory=memory_figures(benchmark, replays), footprint=footprint,
         questions=question_counts(benchmark, evaluation["qrels"]),
         environment=environment(dataset, built.embedder.model_id), answer_in_context=answers,
-        consolidations={r.conversation_id: r.consolidations for r in replays}, **evaluation,
+        consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table, **evaluation,
     )  # fmt: skip
+
+
+def _qa(
+    built: Built, benchmark: Benchmark, replays: list[ConversationReplay], item_runs: Mapping[str, RunDict], progress: bool
+) -> tuple[dict[str, Any], pd.DataFrame | None]:
+    """The QA stage, when enabled; an endpoint that does not answer skips it with the reason, keeping the rest."""
+    plan = built.qa
+    if plan is None:
+        return {}, None
+    items = {item.id: item for replay in replays for item in replay.items}
+    bar = lambda systems: tqdm(systems, desc="qa", disable=not progress, leave=False)  # noqa: E731
+    try:
+        table = run_qa(plan, benchmark.questions, item_runs, items, built.embedder.count_tokens, bar)
+    except LLMError as error:
+        return {"skipped": str(error)}, None
+    models = {"answer": plan.answerer.endpoint.model, "judge": plan.judge.endpoint.model}
+    calls = {"answer": plan.answerer.stats.as_dict(), "judge": plan.judge.stats.as_dict()}
+    return {"protocol": plan.protocol, "models": models, "calls": calls, "prompts": plan.prompts,
+            "summary": summarise(table).to_dict("records")}, table  # fmt: skip

@@ -10,7 +10,7 @@ import pandas as pd
 
 from openclaw_lab.harness.metrics import pareto_front
 
-__all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve"]
+__all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve", "qa_curve"]
 
 
 def recall_curves(metrics: dict[str, dict[str, float]], level: str, family: str = "recall", ax=None):
@@ -77,8 +77,25 @@ def answer_curve(table: pd.DataFrame, ax=None):
     return ax
 
 
+def qa_curve(summary: pd.DataFrame, judge: str, ax=None):
+    """Judged accuracy against the context budget, one line per system (all categories)."""
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    for system, rows in summary[summary["category"] == "all"].groupby("system", sort=False):
+        ax.plot(rows["budget"], rows["accuracy"], marker="o", label=system)
+    ax.set(xscale="log", xlabel="context budget (tokens)", ylabel="judged accuracy", ylim=(0, 1),
+           title=f"end-to-end QA (judge: {judge})")  # fmt: skip
+    ax.legend(fontsize=8)
+    return ax
+
+
 def plot_result(result: Any, run_dir: Path) -> list[Path]:
     saved = []
+    if result.qa.get("summary"):
+        ax = qa_curve(pd.DataFrame(result.qa["summary"]), result.qa["models"]["judge"])
+        ax.figure.tight_layout()
+        ax.figure.savefig(run_dir / "qa_accuracy.png", dpi=110)
+        plt.close(ax.figure)
+        saved.append(run_dir / "qa_accuracy.png")
     if result.answer_in_context is not None:
         ax = answer_curve(result.answer_in_context)
         ax.figure.tight_layout()

@@ -23,12 +23,29 @@ def metrics_table(run_dir: str | Path, columns: tuple[str, ...] | None = None) -
     return frame[[c for c in columns if c in frame.columns]].round(4)
 
 
+def qa_table(qa: dict) -> str:
+    """The QA stage as text: judged accuracy, F1 and BLEU-1 per system and budget (or why it was skipped)."""
+    if "skipped" in qa:
+        return f"qa: skipped: {qa['skipped']}"
+    summary = pd.DataFrame(qa["summary"])
+    overall = summary[summary["category"] == "all"].drop(columns="category").set_index(["system", "budget"])
+    title = f"qa ({qa['protocol']} protocol; answers: {qa['models']['answer']}; judge: {qa['models']['judge']})"
+    return f"{title}\n{overall.round(4).to_markdown()}"
+
+
 def questions_line(data: dict) -> str:
     """How many questions were loaded and scored, from a run's metrics.json (older runs: from the environment)."""
     counts = data["metrics"].get("questions")
     if not counts:
         return f"questions: {data['environment']['dataset']['questions']} loaded"
     return unscored_note(counts)
+
+
+def _qa_by_category(qa: dict) -> str:
+    if "summary" not in qa:
+        return ""
+    summary = pd.DataFrame(qa["summary"])
+    return summary.pivot_table(index=["system", "budget"], columns="category", values="accuracy").round(4).to_markdown()
 
 
 def write_report(run_dir: str | Path) -> Path:
@@ -49,6 +66,8 @@ def write_report(run_dir: str | Path) -> Path:
         "",
         metrics_table(root).to_markdown(),
         "",
+        *(["## End-to-end QA", "", qa_table(data["metrics"]["qa"]), "", _qa_by_category(data["metrics"]["qa"]), ""]
+          if data["metrics"].get("qa") else []),
         "## Memory",
         "",
         pd.Series(memory).round(4).to_frame("value").to_markdown(),

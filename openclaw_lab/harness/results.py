@@ -66,7 +66,15 @@ def write_result(result: Any, run_dir: Path) -> None:
     """Write every file of a run; plots last, so a plotting failure leaves the data in place."""
     _write_json(run_dir / "config.json", result.config.to_dict())
     _write_json(run_dir / "environment.json", result.environment)
-    _write_json(run_dir / "metrics.json", {"systems": result.metrics, "memory": result.memory, "questions": result.questions})
+    qa = {key: value for key, value in result.qa.items() if key != "prompts"}
+    _write_json(run_dir / "metrics.json", {"systems": result.metrics, "memory": result.memory,
+                                           "questions": result.questions, **({"qa": qa} if qa else {})})  # fmt: skip
+    if result.qa.get("prompts"):  # the exact prompts of this run, beside its answers
+        (run_dir / "prompts").mkdir()
+        for name, text in result.qa["prompts"].items():
+            (run_dir / "prompts" / f"{name}.txt").write_text(text)
+    if result.qa_table is not None:
+        result.qa_table.to_csv(run_dir / "qa.csv", index=False)
     runs = run_dir / "runs"
     runs.mkdir(exist_ok=True)
     for key, run in result.runs.items():
