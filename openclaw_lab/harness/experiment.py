@@ -29,7 +29,7 @@ from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
 )  # fmt: skip
 from openclaw_lab.harness.qa import run_qa, summarise
-from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation
+from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System
 from openclaw_lab.llm import LLMError
@@ -73,6 +73,10 @@ def load_benchmark(settings: DatasetConfig) -> Benchmark:
 def replay_benchmark(
     benchmark: Benchmark, plan: ReplayPlan, embedder: Embedder, workdir: Path, progress: bool = True, name: str = ""
 ) -> list[ConversationReplay]:
+    """Replay every conversation; the memory units are embedded first, in a stage with its own bar."""
+    if embedder.cache is not None:  # the same batches as the replay's, which then reads them from the cache
+        for conversation in tqdm(benchmark.conversations, desc="embed", disable=not progress, leave=False):
+            embedder.encode(unit_texts(conversation, plan.unit), progress=False)
     questions = questions_by_conversation(benchmark)
     return [
         replay_conversation(c, questions.get(c.id, []), plan, embedder, workdir)

@@ -27,7 +27,10 @@ from openclaw_lab.stores.protocol import VectorStore
 from openclaw_lab.tiers.episodic import EpisodicMemory
 from openclaw_lab.tiers.semantic import SemanticMemory
 
-__all__ = ["ConversationReplay", "ConsolidationPlan", "ReplayPlan", "memory_units", "question_time", "replay_conversation"]
+__all__ = [
+    "ConversationReplay", "ConsolidationPlan", "ReplayPlan", "memory_units", "unit_texts", "question_time",
+    "replay_conversation",
+]  # fmt: skip
 
 
 @dataclass
@@ -115,6 +118,12 @@ class ReplayPlan:
         return MemoryManager(embedder=embedder, episodic=episodic, semantic=SemanticMemory(store), clock=clock, user_id=cid)
 
 
+def unit_texts(conversation: Conversation, unit: str) -> list[str]:
+    """The contents of a conversation's memory units in replay order: what the replay embeds, in one batch."""
+    sessions = sorted(conversation.sessions, key=lambda s: s.started_at)
+    return [record["content"] for s in sessions for record in memory_units(s, unit, conversation.id)]
+
+
 def question_time(questions: Sequence[Question], replayed_until: datetime) -> datetime:
     """The one time at which a conversation's questions are answered: the latest question's time, never
     before the end of the replay (the clock cannot run back). Every stage reads it from the replay."""
@@ -137,7 +146,7 @@ def replay_conversation(
     memory = plan.open_memory(embedder, clock, workdir, conversation.id)
     scheduler = plan.consolidation.scheduler(memory, clock) if plan.consolidation is not None else None
     per_session = [memory_units(s, plan.unit, conversation.id) for s in sessions]
-    vectors = iter(embedder.encode([r["content"] for records in per_session for r in records]))
+    vectors = iter(embedder.encode(unit_texts(conversation, plan.unit), progress=False))
     result = ConversationReplay(conversation.id, [], units_seen=0, asked_at=sessions[0].started_at)
     step = timedelta(seconds=plan.turn_seconds)
     for session, records in zip(sessions, per_session):

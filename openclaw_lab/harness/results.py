@@ -8,6 +8,7 @@ partial folder, a killed one leaves only the hidden partial, which every reader 
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -75,6 +76,8 @@ def write_result(result: Any, run_dir: Path) -> None:
             (run_dir / "prompts" / f"{name}.txt").write_text(text)
     if result.qa_table is not None:
         result.qa_table.to_csv(run_dir / "qa.csv", index=False)
+        if importlib.util.find_spec("pyarrow") is not None:
+            result.qa_table.to_parquet(run_dir / "qa.parquet", index=False)
     runs = run_dir / "runs"
     runs.mkdir(exist_ok=True)
     for key, run in result.runs.items():
