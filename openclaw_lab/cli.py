@@ -17,12 +17,10 @@ def _run(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.metrics import unscored_note
     from openclaw_lab.harness.report import metrics_table, qa_table, write_report
 
-    config = ExperimentConfig.from_toml(args.file)
-    for assignment in args.set or []:
-        key, _, value = assignment.partition("=")
-        config = config.with_value(key, _parse_value(value))
+    changes = {key: _parse_value(value) for key, _, value in (a.partition("=") for a in args.set or [])}
     if args.qa is not None:
-        config = config.with_value("qa.enabled", args.qa == "on")
+        changes["qa.enabled"] = args.qa == "on"
+    config = ExperimentConfig.from_toml(args.file).with_values(changes)
     result = run_experiment(config, results_dir=args.results)
     print(unscored_note(result.questions))
     print(metrics_table(result.path).to_string())

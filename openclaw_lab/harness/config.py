@@ -304,16 +304,21 @@ class ExperimentConfig:
 
     def with_value(self, dotted: str, value: Any) -> ExperimentConfig:
         """A copy with one setting changed, e.g. ``with_value("consolidation.law_params.daily", 0.95)``."""
+        return self.with_values({dotted: value})
+
+    def with_values(self, changes: Mapping[str, Any]) -> ExperimentConfig:
+        """A copy with several settings changed at once, checked together (``qa.enabled`` with ``qa.answer``)."""
         data = copy.deepcopy(self.to_dict())
         data.pop("sweep")
-        *path, last = dotted.split(".")
-        node = data
-        for key in path:
-            if not isinstance(node, dict) or key not in node:
-                raise ConfigError(dotted, f"does not name a setting ({key!r} not found)")
-            node = node[key]
         open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"])
-        if not isinstance(node, dict) or (last not in node and path[-1:] not in open_tables):
-            raise ConfigError(dotted, f"does not name a setting ({last!r} not found)")
-        node[last] = value
+        for dotted, value in changes.items():
+            *path, last = dotted.split(".")
+            node = data
+            for key in path:
+                if not isinstance(node, dict) or key not in node:
+                    raise ConfigError(dotted, f"does not name a setting ({key!r} not found)")
+                node = node[key]
+            if not isinstance(node, dict) or (last not in node and path[-1:] not in open_tables):
+                raise ConfigError(dotted, f"does not name a setting ({last!r} not found)")
+            node[last] = value
         return ExperimentConfig.from_dict(data)

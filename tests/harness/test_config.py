@@ -30,3 +30,12 @@ def test_the_committed_experiments_parse():
 
     for path in sorted(Path(__file__).resolve().parents[2].glob("experiments/*.toml")):
         ExperimentConfig.from_toml(path)
+
+
+def test_several_settings_change_together_and_are_checked_together():
+    config = ExperimentConfig.from_dict(BASE)
+    endpoint = {"base_url": "http://127.0.0.1:8080/v1", "model": "m"}
+    changed = config.with_values({"qa.enabled": True, "qa.answer": endpoint})  # neither alone would be valid
+    assert changed.qa.enabled and changed.qa.answer == endpoint
+    with pytest.raises(ConfigError, match="^qa.answer: an enabled QA stage needs an endpoint"):
+        config.with_value("qa.enabled", True)
