@@ -200,6 +200,9 @@ class _Parser:
             asked_at=parse_longmemeval_date(raw["question_date"], f"question_date of {question_id}"),
             evidence_turn_ids=tuple(t.id for s in ordered for t in s.turns if t.has_answer),
             evidence_session_ids=tuple(dict.fromkeys(evidence_sessions)),
+            has_answer_session_ids=tuple(dict.fromkeys(
+                s.id for s in ordered if s.id in evidence_sessions and any(t.has_answer and t.speaker == "user" for t in s.turns)
+            )),  # fmt: skip
             abstention=question_id.endswith("_abs"),
         )
         return conversation, question

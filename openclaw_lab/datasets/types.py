@@ -50,8 +50,11 @@ class Question:
     category: str
     asked_at: datetime
     evidence_turn_ids: tuple[str, ...] = ()
-    evidence_session_ids: tuple[str, ...] = ()
+    evidence_session_ids: tuple[str, ...] = ()  # label set "answer-sessions": every session the dataset names
     abstention: bool = False
+    # label set "has-answer" (LongMemEval's evaluation rule): the answer sessions holding a user turn marked
+    # has_answer; None where a dataset has no such marks
+    has_answer_session_ids: tuple[str, ...] | None = None
 
 
 @dataclass

@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_lab.errors import ConfigError
-from openclaw_lab.harness.metrics import STAT_TESTS, metric_names
+from openclaw_lab.harness.metrics import NDCG_VARIANTS, SESSION_LABELS, STAT_TESTS, metric_names
 from openclaw_lab.harness.registry import did_you_mean
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
 ]  # fmt: skip
 
 UNITS = ("turn", "round", "session", "user-session")
+SESSION_UNITS = ("session", "user-session")
 TIERS = ("episodic", "semantic")
 LEVELS = ("turn", "session")
 
@@ -189,7 +190,11 @@ class MetricsConfig:
     # Items each system returns per question before they are mapped to turns and sessions. Several
     # items can map to one turn (a semantic copy) or one session, so it must exceed max(k).
     depth: int = 100
+    # turn and session; session only when memory units are whole sessions (every turn of a session
+    # would share one score, so turn-level figures would measure the tie-break, not retrieval)
     levels: tuple[str, ...] = LEVELS
+    session_labels: str = "answer-sessions"  # or "has-answer": LongMemEval's evaluation rule (see qrels_for)
+    ndcg_variants: tuple[str, ...] = ("standard",)  # add "longmemeval" for ndcg_lme@k (ranks 1-2 undiscounted)
     gate: tuple[str, ...] = ("session.recall@10", "turn.recall@10")  # metrics checked by `openclaw-lab check`
     significance: str = "student"  # the paired test of `openclaw-lab compare` and report.md (ranx's stat_test)
     answer_budgets: tuple[int, ...] = ()  # token budgets for answer-in-context (empty: not measured)
@@ -204,6 +209,9 @@ class MetricsConfig:
         for i, level in enumerate(self.levels):
             _one_of(level, LEVELS, f"metrics.levels[{i}]")
         _one_of(self.significance, STAT_TESTS, "metrics.significance")
+        _one_of(self.session_labels, SESSION_LABELS, "metrics.session_labels")
+        for i, variant in enumerate(self.ndcg_variants):
+            _one_of(variant, NDCG_VARIANTS, f"metrics.ndcg_variants[{i}]")
         computed = self.computed()
         for i, name in enumerate(self.gate):
             if name not in computed:
@@ -212,7 +220,7 @@ class MetricsConfig:
 
     def computed(self) -> list[str]:
         """Every ``level.metric`` name this configuration computes, e.g. ``session.recall@10``."""
-        return [f"{level}.{name}" for level in self.levels for name in metric_names(self.k)]
+        return [f"{level}.{name}" for level in self.levels for name in metric_names(self.k, self.ndcg_variants)]
 
 
 @dataclass(frozen=True)
@@ -267,7 +275,16 @@ class ExperimentConfig:
         systems = tuple(_build(SystemConfig, f"systems[{i}]", s) for i, s in enumerate(raw_systems)) or DEFAULT_SYSTEMS
         names = [s.name for s in systems]
         _require(len(set(names)) == len(names), "systems", f"names must be unique, got {names}")
-        metrics = _build(MetricsConfig, "metrics", data.get("metrics"))
+        memory = _build(MemoryConfig, "memory", data.get("memory"))
+        metrics_data = data.get("metrics") or {}
+        if isinstance(metrics_data, Mapping) and "levels" not in metrics_data and memory.unit in SESSION_UNITS:
+            metrics_data = {**metrics_data, "levels": ["session"]}
+            if "gate" not in metrics_data:  # the default gate, at the levels reported
+                metrics_data["gate"] = [m for m in MetricsConfig.gate if m.startswith("session.")]
+        metrics = _build(MetricsConfig, "metrics", metrics_data)
+        if memory.unit in SESSION_UNITS and "turn" in metrics.levels:
+            raise ConfigError("metrics.levels", f"turn-level metrics need turn units; memory.unit {memory.unit!r} "
+                              "stores whole sessions, so every turn of one would share a score (use ['session'])")  # fmt: skip
         if metrics.answer_system is not None:
             _one_of(metrics.answer_system, tuple(names), "metrics.answer_system")
         qa = _build(QAConfig, "qa", data.get("qa"))
@@ -279,7 +296,7 @@ class ExperimentConfig:
             name=name,
             dataset=_build(DatasetConfig, "dataset", data.get("dataset")),
             embedding=_build(EmbeddingConfig, "embedding", data.get("embedding")),
-            memory=_build(MemoryConfig, "memory", data.get("memory")),
+            memory=memory,
             consolidation=_build(ConsolidationConfig, "consolidation", data.get("consolidation")),
             systems=systems,
             metrics=metrics,

@@ -23,7 +23,7 @@ from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.answers import answer_in_context_table
 from openclaw_lab.harness.build import Built, build, build_dataset
-from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig
+from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.environment import environment
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
@@ -98,7 +98,8 @@ def evaluate_systems(
     """Runs, per-question scores and category tables of every system; the item runs for answer-in-context."""
     questions = questions_by_conversation(benchmark)
     categories = {q.id: q.category for q in benchmark.questions}
-    qrels = {level: qrels_for(benchmark.questions, level) for level in config.metrics.levels}
+    settings = config.metrics
+    qrels = {level: qrels_for(benchmark.questions, level, settings.session_labels) for level in settings.levels}
     runs, per_question, per_category, metrics, item_runs = {}, {}, {}, {}, {}
     items = {item.id: item for replay in replays for item in replay.items}
     fitted_models = {}
@@ -110,23 +111,30 @@ def evaluate_systems(
         for level in config.metrics.levels:
             key = f"{name}.{level}"
             runs[key] = to_level(item_runs[name], items, level)
-            per_question[key] = evaluate_run(qrels[level], runs[key], config.metrics.k)
+            per_question[key] = evaluate_run(qrels[level], runs[key], settings.k, settings.ndcg_variants)
             per_category[key] = by_category(per_question[key], categories)
             metrics[name] |= {f"{level}.{m}": float(v) for m, v in per_question[key].mean().items()}
     return {"runs": runs, "per_question": per_question, "per_category": per_category, "metrics": metrics,
             "qrels": qrels, "models": fitted_models, "item_runs": item_runs}
 
 
-def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay]) -> dict[str, Any]:
+def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay], level: str = "turn") -> dict[str, Any]:
+    """Retention of evidence (at ``level``: turns, or sessions for session units), footprint, promotion."""
     questions = questions_by_conversation(benchmark)
     totals: dict[str, int] = {}
     for replay in replays:
-        counts = memory_counts(questions.get(replay.conversation_id, []), replay.items, replay.promoted_turn_ids)
+        session_of = None
+        if level == "session":
+            conversation = benchmark.conversation(replay.conversation_id)
+            session_of = {t.id: s.id for s in conversation.sessions for t in s.turns}
+        counts = memory_counts(questions.get(replay.conversation_id, []), replay.items, replay.promoted_turn_ids,
+                               session_of)  # fmt: skip
         for key, value in counts.items():
             totals[key] = totals.get(key, 0) + value
     kept = sum(len(r.items) for r in replays)
     seen = sum(r.units_seen for r in replays)
-    figures = {**memory_ratios(totals, kept, seen), "items_kept": kept, "units_seen": seen, "counts": totals}
+    figures = {**memory_ratios(totals, kept, seen), "items_kept": kept, "units_seen": seen, "counts": totals,
+               "retention_level": level}  # fmt: skip
     if any(r.admitted for r in replays):
         figures |= _admission_figures(replays, questions)
     return figures
@@ -200,7 +208,8 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
                "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
                "load_report": benchmark.report.summary()}  # fmt: skip
     return ExperimentResult(
-        config=config, memory=memory_figures(benchmark, replays), footprint=footprint,
+        config=config, footprint=footprint,
+        memory=memory_figures(benchmark, replays, "session" if config.memory.unit in SESSION_UNITS else "turn"),
         questions=question_counts(benchmark, evaluation["qrels"]),
         environment=environment(dataset, built.embedder.model_id), answer_in_context=answers,
         consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table, **evaluation,

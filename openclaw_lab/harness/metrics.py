@@ -13,6 +13,7 @@ Metric names are ranx's (``recall@10``, ``hit_rate@5``, ``ndcg@10``, ``mrr``) pl
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -37,14 +38,31 @@ RANX_FAMILIES = ("recall", "hit_rate", "ndcg")
 STAT_TESTS = ("student", "fisher", "tukey")  # ranx.compare's paired tests
 
 
-def metric_names(ks: Sequence[int]) -> list[str]:
-    return [f"{family}@{k}" for family in (*RANX_FAMILIES, "recall_all") for k in ks] + ["mrr"]
+SESSION_LABELS = ("answer-sessions", "has-answer")
+NDCG_VARIANTS = ("standard", "longmemeval")  # ranx's nDCG; LongMemEval's (ranks 1 and 2 undiscounted): ndcg_lme
 
 
-def qrels_for(questions: Iterable[Question], level: str) -> dict[str, dict[str, int]]:
-    """Relevant turn or session ids per question; questions without evidence are left out."""
-    attribute = "evidence_turn_ids" if level == "turn" else "evidence_session_ids"
-    qrels = {q.id: {doc: 1 for doc in getattr(q, attribute)} for q in questions}
+def metric_names(ks: Sequence[int], ndcg_variants: Sequence[str] = ("standard",)) -> list[str]:
+    families = (*RANX_FAMILIES, "recall_all", *(["ndcg_lme"] if "longmemeval" in ndcg_variants else []))
+    return [f"{family}@{k}" for family in families for k in ks] + ["mrr"]
+
+
+def qrels_for(questions: Iterable[Question], level: str, session_labels: str = "answer-sessions") -> dict[str, dict[str, int]]:
+    """Relevant turn or session ids per question; questions without evidence are left out.
+
+    ``session_labels`` names the session label set: ``answer-sessions`` (every session the dataset
+    names as evidence) or ``has-answer`` (LongMemEval's evaluation rule: only the answer sessions that
+    hold a user turn marked has_answer). A dataset without has_answer marks has no such set.
+    """
+    if level == "turn":
+        qrels = {q.id: {doc: 1 for doc in q.evidence_turn_ids} for q in questions}
+    elif session_labels == "answer-sessions":
+        qrels = {q.id: {doc: 1 for doc in q.evidence_session_ids} for q in questions}
+    else:
+        questions = list(questions)
+        if any(q.has_answer_session_ids is None for q in questions):
+            raise ValueError("metrics.session_labels: 'has-answer' needs has_answer marks, which this dataset lacks")
+        qrels = {q.id: {doc: 1 for doc in q.has_answer_session_ids or ()} for q in questions}
     return {qid: docs for qid, docs in qrels.items() if docs}
 
 
@@ -74,7 +92,26 @@ def _recall_all(qrels: Mapping[str, Mapping[str, int]], run: RunDict, k: int) ->
     return out
 
 
-def evaluate_run(qrels: Mapping[str, Mapping[str, int]], run: RunDict, ks: Sequence[int]) -> pd.DataFrame:
+def _ndcg_lme(qrels: Mapping[str, Mapping[str, int]], run: RunDict, k: int) -> dict[str, float]:
+    """LongMemEval's nDCG@k (``eval_utils.dcg``): the first two ranks are not discounted.
+
+    >>> _ndcg_lme({"q": {"b": 1}}, {"q": {"a": 0.9, "b": 0.5}}, 10)  # rank 2 counts in full there
+    {'q': 1.0}
+    """
+    def dcg(gains: list[float]) -> float:
+        return gains[0] + sum(g / math.log2(i) for i, g in enumerate(gains[1:], 2)) if gains else 0.0
+
+    out = {}
+    for qid, relevant in qrels.items():
+        top = sorted(run[qid].items(), key=lambda kv: (-kv[1], kv[0]))[:k]
+        ideal = dcg(sorted((float(v) for v in relevant.values()), reverse=True)[:k])
+        out[qid] = dcg([float(relevant.get(doc, 0)) for doc, _ in top]) / ideal if ideal else 0.0
+    return out
+
+
+def evaluate_run(
+    qrels: Mapping[str, Mapping[str, int]], run: RunDict, ks: Sequence[int], ndcg_variants: Sequence[str] = ("standard",)
+) -> pd.DataFrame:
     """Per-question scores (rows: question ids; columns: metric names)."""
     if not qrels:
         raise ValueError("qrels: no question has evidence; nothing to evaluate")
@@ -85,6 +122,9 @@ def evaluate_run(qrels: Mapping[str, Mapping[str, int]], run: RunDict, ks: Seque
     table = pd.DataFrame({name: pd.Series(ranx_run.scores[name]) for name in names})
     for k in ks:
         table[f"recall_all@{k}"] = pd.Series(_recall_all(qrels, run, k))
+    if "longmemeval" in ndcg_variants:
+        for k in ks:
+            table[f"ndcg_lme@{k}"] = pd.Series(_ndcg_lme(qrels, run, k))
     return table.loc[list(qrels)].astype(float)
 
 
@@ -97,16 +137,25 @@ def by_category(scores: pd.DataFrame, categories: Mapping[str, str]) -> pd.DataF
     return table
 
 
-def memory_counts(questions: Iterable[Question], items: Iterable[MemoryItem], promoted: set[str]) -> dict[str, int]:
+def memory_counts(
+    questions: Iterable[Question], items: Iterable[MemoryItem], promoted: set[str], session_of: Mapping[str, str] | None = None
+) -> dict[str, int]:
     """Counts for one conversation: evidence turns, those held per tier at question time, promoted.
 
-    Turn ids are unique only within a conversation, so counts are summed across conversations
-    and turned into ratios by ``memory_ratios``.
+    With ``session_of`` (turn id -> session id) the counts are of evidence sessions instead: what
+    session units hold (a session keyed by its user turns never holds its assistant turns, yet it
+    is the session that retrieval finds). Turn ids are unique only within a conversation, so counts
+    are summed across conversations and turned into ratios by ``memory_ratios``.
     """
+    questions = list(questions)
     evidence = {t for q in questions for t in q.evidence_turn_ids}
     held: dict[str, set[str]] = {"episodic": set(), "semantic": set()}
     for item in items:
         held.setdefault(item.tier.value, set()).update(item.source_ids)
+    if session_of is not None:
+        evidence = {s for q in questions for s in q.evidence_session_ids}
+        promoted = {session_of[t] for t in promoted if t in session_of}
+        held = {tier: {session_of[t] for t in turns if t in session_of} for tier, turns in held.items()}
     counts = {"evidence": len(evidence), "promoted": len(promoted), "promoted_evidence": len(evidence & promoted)}
     counts |= {f"held_{tier}": len(evidence & turns) for tier, turns in held.items()}
     counts["held_any"] = len(evidence & set().union(*held.values()))

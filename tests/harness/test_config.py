@@ -39,3 +39,13 @@ def test_several_settings_change_together_and_are_checked_together():
     assert changed.qa.enabled and changed.qa.answer == endpoint
     with pytest.raises(ConfigError, match="^qa.answer: an enabled QA stage needs an endpoint"):
         config.with_value("qa.enabled", True)
+
+
+def test_session_units_report_session_level_only():
+    config = ExperimentConfig.from_dict({**BASE, "memory": {"unit": "user-session"}})
+    assert config.metrics.levels == ("session",)
+    assert ExperimentConfig.from_dict(BASE).metrics.levels == ("turn", "session")
+    with pytest.raises(ConfigError, match=r"^metrics.levels: turn-level metrics need turn units"):
+        ExperimentConfig.from_dict({**BASE, "memory": {"unit": "session"}, "metrics": {"levels": ["turn", "session"]}})
+    with pytest.raises(ConfigError, match=r"^metrics.session_labels: 'has_answer' is not one of .*did you mean 'has-answer'"):
+        ExperimentConfig.from_dict({**BASE, "metrics": {"session_labels": "has_answer"}})

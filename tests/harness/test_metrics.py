@@ -1,3 +1,4 @@
+import math
 from datetime import datetime, timezone
 
 import pytest
@@ -67,3 +68,34 @@ def test_memory_counts_and_ratios():
     ratios = memory_ratios(counts, items_kept=2, units_seen=4)
     assert ratios["retention.any"] == pytest.approx(1 / 3) and ratios["footprint"] == 0.5
     assert ratios["promotion.precision"] == 0.5 and ratios["promotion.recall"] == pytest.approx(1 / 3)
+
+
+def test_longmemeval_ndcg_leaves_ranks_one_and_two_undiscounted():
+    from openclaw_lab.harness.metrics import evaluate_run
+
+    qrels = {"q": {"b": 1, "c": 1}}
+    run = {"q": {"a": 0.9, "b": 0.8, "c": 0.7}}
+    scores = evaluate_run(qrels, run, ks=(3,), ndcg_variants=("standard", "longmemeval")).loc["q"]
+    # standard: (1/log2(3) + 1/log2(4)) / (1 + 1/log2(3)) = (0.6309 + 0.5) / 1.6309
+    assert scores["ndcg@3"] == pytest.approx((1 / math.log2(3) + 0.5) / (1 + 1 / math.log2(3)))
+    # LongMemEval: dcg = g1 + g2/log2(2) + g3/log2(3) = 0 + 1 + 0.6309; ideal = 1 + 1 = 2
+    assert scores["ndcg_lme@3"] == pytest.approx((1 + 1 / math.log2(3)) / 2)
+
+
+def test_session_label_sets_follow_their_names():
+    from pathlib import Path
+
+    from openclaw_lab.datasets import load_longmemeval
+    from openclaw_lab.harness.metrics import qrels_for
+
+    bench = load_longmemeval(Path(__file__).parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json")
+    every = qrels_for(bench.questions, "session", "answer-sessions")
+    marked = qrels_for(bench.questions, "session", "has-answer")
+    for q in bench.questions:
+        held = {s.id: s for s in bench.conversation(q.id).sessions}
+        expected = {s for s in q.evidence_session_ids if any(t.has_answer and t.speaker == "user" for t in held[s].turns)}
+        assert set(marked.get(q.id, {})) == expected <= set(every.get(q.id, {}))
+    with pytest.raises(ValueError, match="has-answer' needs has_answer marks"):
+        from openclaw_lab.datasets import generate
+
+        qrels_for(generate(100, seed=1).questions, "session", "has-answer")
