@@ -45,7 +45,8 @@ def _qa_by_category(qa: dict) -> str:
     if "summary" not in qa:
         return ""
     summary = pd.DataFrame(qa["summary"])
-    return summary.pivot_table(index=["system", "budget"], columns="category", values="accuracy").round(4).to_markdown()
+    table = summary.pivot_table(index=["system", "budget"], columns="category", values="accuracy").round(4)
+    return f"Judged accuracy by category (judge: {qa['models']['judge']}):\n\n{table.to_markdown()}"
 
 
 def write_report(run_dir: str | Path) -> Path:
