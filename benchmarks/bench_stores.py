@@ -65,7 +65,8 @@ def make_items(n: int, dim: int, seed: int = 0) -> list[MemoryItem]:
 def open_store(kind: str, folder: Path):
     if kind == "exact":
         return stores.create("exact")  # in memory, saved once after the adds (its intended use at scale)
-    return stores.create(kind, path=folder / "m.db" if kind == "milvus" else folder)
+    files = {"milvus": "m.db", "sqlite": "m.sqlite"}  # the others take a folder
+    return stores.create(kind, path=folder / files[kind] if kind in files else folder)
 
 
 def time_adds(store, items: list[MemoryItem], folder: Path) -> float:
@@ -133,7 +134,7 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
-    parser.add_argument("--stores", nargs="+", default=["exact", "chroma", "qdrant", "milvus"])
+    parser.add_argument("--stores", nargs="+", default=["exact", "sqlite", "chroma", "qdrant", "milvus"])
     parser.add_argument("--dim", type=int, default=384, help="all-MiniLM-L6-v2's dimension")
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--budget", type=float, default=20.0, help="seconds of queries per cell at most")

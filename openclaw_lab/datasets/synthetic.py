@@ -6,6 +6,11 @@ with exact evidence: the latest statement of each fact. Categories: ``single-fac
 ``updated-fact`` (evidence is the latest update), ``temporal`` (the date of an event, answered as
 "8 May 2023"), ``multi-fact`` (two facts in one question). Generation is linear in ``n_turns``.
 
+Ground truth for consolidation (``Benchmark.labels``): every statement carries its fact key (subject and
+attribute), a version and the statement it supersedes; questions about an updated fact name the
+superseded statements; with ``duplicate_rate`` some user turns restate an unchanged fact in other words
+in a later session, labelled as a duplicate of the statement they repeat.
+
 >>> bench = generate(200, seed=1)
 >>> sum(len(s.turns) for c in bench.conversations for s in c.sessions)
 200
@@ -23,7 +28,7 @@ from datetime import datetime, timedelta
 
 from openclaw_lab.datasets import synthetic_vocab as vocab
 from openclaw_lab.datasets.gcpause import gc_paused
-from openclaw_lab.datasets.types import Benchmark, Conversation, LoadReport, Question, Session, Turn
+from openclaw_lab.datasets.types import Benchmark, Conversation, FactLabels, LoadReport, Question, Session, Statement, Turn
 from openclaw_lab.model import as_utc
 
 __all__ = ["CATEGORIES", "QUESTION_DELAY", "generate"]
@@ -32,7 +37,8 @@ CATEGORIES = ("single-fact", "updated-fact", "temporal", "multi-fact")
 QUESTION_DELAY = timedelta(days=1)
 MIN_SESSION_GAP_MINUTES = 120  # sessions never overlap under any per-turn clock step below ~4 minutes
 CONFUSER_RATE = 0.1  # share of chatter that names a known person next to one of their fact values
-VERSION = 1  # bump when the same parameters would generate different data
+VERSION = 2  # bump when the same parameters would generate different data (2: fact labels, duplicates)
+_TURNS_VERSION = 1  # seeds the text: with duplicate_rate 0, version 2 writes version 1's turns
 _MONTHS = "January February March April May June July August September October November December".split()
 _ASSISTANT = [f"{a} {b}" for a in vocab.ASSISTANT_OPENERS for b in vocab.ASSISTANT_FOLLOWUPS]
 _SLOTS = [
@@ -47,32 +53,37 @@ def generate(
     n_conversations: int | None = None,
     fact_rate: float = 0.08,
     update_rate: float = 0.03,
+    duplicate_rate: float = 0.0,
     session_turns: tuple[int, int] | list[int] = (10, 30),
     span_days: float = 180.0,
     start: datetime | str = "2023-01-02T09:00:00+00:00",
 ) -> Benchmark:
     """Generate ``n_turns`` turns in ``n_conversations`` conversations (default: one per 1,000 turns).
 
-    ``fact_rate`` and ``update_rate`` are the shares of user turns that state a new fact or update an
-    earlier one; a session has between ``session_turns`` turns; sessions spread over ``span_days`` (more
+    ``fact_rate``, ``update_rate`` and ``duplicate_rate`` are the shares of user turns that state a new
+    fact, update an earlier one, or restate one unchanged in other words; a session has between ``session_turns`` turns; sessions spread over ``span_days`` (more
     when they would come closer than two hours apart). The Benchmark's sha256 fingerprints the generator
     version and the parameters (there is no file). Same arguments, same benchmark.
 
     >>> generate(100, seed=3).questions[0].category in CATEGORIES
     True
     """
-    lo, hi = _check(n_turns, n_conversations, fact_rate, update_rate, session_turns, span_days)
+    if isinstance(duplicate_rate, bool) or not isinstance(duplicate_rate, (int, float)) or not 0 <= duplicate_rate <= 1:
+        raise ValueError(f"duplicate_rate: {duplicate_rate!r} must be between 0 and 1")
+    lo, hi = _check(n_turns, n_conversations, fact_rate, update_rate + duplicate_rate, session_turns, span_days)
     count = n_conversations if n_conversations is not None else max(1, round(n_turns / 1000))
     begin = as_utc(_parse_start(start), "start")
     params = dict(
         fact_rate=fact_rate, update_rate=update_rate, session_turns=(lo, hi), span_days=span_days, start=begin
     )
-    conversations, questions = [], []
+    if duplicate_rate:  # only named when used, so that version 1's fingerprints of the same turns stay readable
+        params["duplicate_rate"] = duplicate_rate
+    conversations, questions, labels = [], [], FactLabels()
     with gc_paused():
         for index in range(count):
             size = n_turns // count + (index < n_turns % count)
-            rng = random.Random(f"synthetic:{VERSION}:{seed}:{index}")  # str seeds are hashed with sha512: stable
-            conversation, asked = _Writer(f"syn-{index}", size, rng, **params).write()
+            rng = random.Random(f"synthetic:{_TURNS_VERSION}:{seed}:{index}")  # str seeds are hashed with sha512
+            conversation, asked = _Writer(f"syn-{index}", size, rng, labels, **params).write()
             conversations.append(conversation)
             questions.extend(asked)
     source = f"synthetic v{VERSION}: n_turns={n_turns}, seed={seed}, n_conversations={count}, " + ", ".join(
@@ -80,7 +91,8 @@ def generate(
     )
     report = LoadReport(notes=[f"{len(questions)} questions over {n_turns} turns in {count} conversations"])
     fingerprint = hashlib.sha256(source.encode()).hexdigest()
-    return Benchmark("synthetic", conversations, questions, sha256=fingerprint, source=source, report=report)
+    return Benchmark("synthetic", conversations, questions, sha256=fingerprint, source=source, report=report,
+                     labels=labels)  # fmt: skip
 
 
 def _parse_start(start: datetime | str) -> datetime:
@@ -129,13 +141,16 @@ class _Fact:
     session_number: int
     stated_on: datetime
     updated: bool = False
+    earlier: list[str] = field(default_factory=list)  # turn ids of the statements this value replaced
+    restated: list[str] = field(default_factory=list)  # paraphrases of the current statement
+    text: str = ""  # the current statement's words
 
 
 class _Writer:
     """Writes one conversation turn by turn, remembering facts, then its questions."""
 
-    def __init__(self, conversation_id: str, n_turns: int, rng: random.Random, **params) -> None:
-        self.id, self.n_turns, self.rng, self.p = conversation_id, n_turns, rng, params
+    def __init__(self, conversation_id: str, n_turns: int, rng: random.Random, labels: FactLabels, **params) -> None:
+        self.id, self.n_turns, self.rng, self.p, self.labels = conversation_id, n_turns, rng, params, labels
         self.facts: list[_Fact] = []
         self.mutable: list[_Fact] = []
         self.people: list[_Subject] = []
@@ -186,6 +201,16 @@ class _Writer:
             fact = self.rng.choice(self.mutable)
             if fact.session_number < number:  # an update comes in a later session
                 return self._update(fact, turn_id, session_id, number, started_at)
+        duplicates = self.p.get("duplicate_rate", 0.0)
+        if duplicates and self.facts and draw < fact_rate + self.p["update_rate"] + duplicates:
+            fact = self.rng.choice(self.facts)
+            if fact.session_number < number and not fact.kind.event:  # a restatement, in a later session
+                self.labels.duplicates.append((fact.turn_id, turn_id))
+                stated = self.labels.statements[fact.turn_id]
+                self.labels.statements[turn_id] = Statement(turn_id, stated.fact, stated.version)
+                fact.restated.append(turn_id)
+                said = {_fill(t, fact.subject, fact.value) for t in fact.kind.statements} - {fact.text}
+                return self.rng.choice(sorted(said)) if said else fact.text  # in other words, where there are any
         return self._distractor()
 
     def _plant(self, turn_id: str, session_id: str, number: int, started_at: datetime) -> str:
@@ -196,16 +221,23 @@ class _Writer:
         value = self.rng.choice(kind.pool)
         fact = _Fact(subject, kind, value, turn_id, session_id, number, started_at)
         self.facts.append(fact)
+        self.labels.statements[turn_id] = Statement(turn_id, f"{subject.name}|{kind_name}", 1)
         if kind.mutable:
             self.mutable.append(fact)
-        return _fill(self.rng.choice(kind.statements), subject, value)
+        fact.text = _fill(self.rng.choice(kind.statements), subject, value)
+        return fact.text
 
     def _update(self, fact: _Fact, turn_id: str, session_id: str, number: int, started_at: datetime) -> str:
         value = self.rng.choice([v for v in fact.kind.pool if v != fact.value])
+        previous = self.labels.statements[fact.turn_id]
+        self.labels.statements[turn_id] = Statement(turn_id, previous.fact, previous.version + 1, fact.turn_id)
+        fact.earlier += [fact.turn_id, *fact.restated]
+        fact.restated = []
         fact.value, fact.turn_id, fact.session_id = value, turn_id, session_id
         fact.session_number, fact.stated_on, fact.updated = number, started_at, True
         self.updates += 1
-        return _fill(self.rng.choice(fact.kind.updates), fact.subject, value)
+        fact.text = _fill(self.rng.choice(fact.kind.updates), fact.subject, value)
+        return fact.text
 
     def _subject(self) -> _Subject:
         if len(self.me.used) < len(self.me.kinds) and self.rng.random() < 0.15:
@@ -274,6 +306,7 @@ class _Writer:
                 asked_at=asked_at,
                 evidence_turn_ids=tuple(f.turn_id for f in facts),
                 evidence_session_ids=tuple(dict.fromkeys(f.session_id for f in facts)),
+                superseded_turn_ids=tuple(t for f in facts for t in f.earlier),
             )
             for number, (category, text, answer, facts) in enumerate(asked)
         ]

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-__all__ = ["Turn", "Session", "Conversation", "Question", "LoadReport", "Benchmark"]
+__all__ = ["Turn", "Session", "Conversation", "Question", "LoadReport", "Benchmark", "Statement", "FactLabels"]
 
 
 @dataclass(frozen=True)
@@ -55,6 +55,7 @@ class Question:
     # label set "has-answer" (LongMemEval's evaluation rule): the answer sessions holding a user turn marked
     # has_answer; None where a dataset has no such marks
     has_answer_session_ids: tuple[str, ...] | None = None
+    superseded_turn_ids: tuple[str, ...] = ()  # earlier statements of the fact that the evidence replaced
 
 
 @dataclass
@@ -86,6 +87,32 @@ class LoadReport:
         )
 
 
+@dataclass(frozen=True)
+class Statement:
+    """A turn that states a fact: which fact (subject and attribute), its version, what it replaced."""
+
+    turn_id: str
+    fact: str  # "<subject>|<attribute>"
+    version: int  # 1 for the first statement, then 2, 3, … for each update
+    supersedes: str | None = None  # the turn id of the statement it replaced
+
+
+@dataclass
+class FactLabels:
+    """Ground truth for consolidation: every fact statement, and restatements labelled as duplicates."""
+
+    statements: dict[str, Statement] = field(default_factory=dict)  # turn id -> statement
+    duplicates: list[tuple[str, str]] = field(default_factory=list)  # (statement turn, its paraphrase's turn)
+
+    @property
+    def superseded(self) -> set[str]:
+        """Turn ids of statements (restatements included) of a value that a later version replaced."""
+        latest: dict[str, int] = {}
+        for s in self.statements.values():
+            latest[s.fact] = max(latest.get(s.fact, 0), s.version)
+        return {s.turn_id for s in self.statements.values() if s.version < latest[s.fact]}
+
+
 @dataclass
 class Benchmark:
     """A loaded dataset: conversations, questions, its file's sha256 and the load report."""
@@ -96,6 +123,7 @@ class Benchmark:
     sha256: str = ""
     source: str = ""
     report: LoadReport = field(default_factory=LoadReport)
+    labels: FactLabels | None = None  # consolidation ground truth, where the dataset has it (synthetic)
 
     def conversation(self, conversation_id: str) -> Conversation:
         for conversation in self.conversations:
@@ -110,4 +138,4 @@ class Benchmark:
         if conversation_ids is not None and (unknown := set(conversation_ids) - ids):
             raise ValueError(f"conversation_ids: {sorted(unknown)} are not in {self.name}")
         questions = [q for q in self.questions if q.conversation_id in ids]
-        return Benchmark(self.name, keep, questions, self.sha256, self.source, self.report)
+        return Benchmark(self.name, keep, questions, self.sha256, self.source, self.report, self.labels)

@@ -29,6 +29,7 @@ from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
 )  # fmt: skip
 from openclaw_lab.harness.qa import run_qa, summarise
+from openclaw_lab.harness.quality import quality_figures
 from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System
@@ -203,13 +204,19 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     item_runs = evaluation.pop("item_runs")
     answers = _answer_table(benchmark, replays, config, built.embedder, item_runs)
     qa, qa_table = _qa(built, benchmark, replays, item_runs, progress)
+    memory = memory_figures(benchmark, replays, "session" if config.memory.unit in SESSION_UNITS else "turn")
+    if config.memory.unit == "turn":  # ground-truth consolidation figures, where the dataset has labels
+        turn_runs = {key.rsplit(".", 1)[0]: run for key, run in evaluation["runs"].items() if key.endswith(".turn")}
+        k = max([k for k in config.metrics.k if k <= 10] or [min(config.metrics.k)])
+        items = [item for replay in replays for item in replay.items]
+        if quality := quality_figures(benchmark.labels, benchmark.questions, items, turn_runs, k):
+            memory["quality"] = quality
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
     dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
                "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
                "load_report": benchmark.report.summary()}  # fmt: skip
     return ExperimentResult(
-        config=config, footprint=footprint,
-        memory=memory_figures(benchmark, replays, "session" if config.memory.unit in SESSION_UNITS else "turn"),
+        config=config, footprint=footprint, memory=memory,
         questions=question_counts(benchmark, evaluation["qrels"]),
         environment=environment(dataset, built.embedder.model_id), answer_in_context=answers,
         consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table, **evaluation,

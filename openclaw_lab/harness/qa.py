@@ -8,7 +8,7 @@ judge prompts and its yes/no reading, abstention questions included. Prompts are
 questions with McNemar's exact test on the judge's verdicts.
 
 >>> round(token_f1("Ana moved to Lyon in May", "Lyon"), 3), round(bleu1("in Lyon", "Lyon"), 3)
-(0.333, 0.5)
+(0.286, 0.5)
 """
 
 from __future__ import annotations
@@ -146,8 +146,8 @@ def run_qa(
 def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> float:
     """McNemar's exact two-sided p-value for paired verdicts (1.0 when they never disagree).
 
-    >>> mcnemar([True] * 10 + [False] * 2, [False] * 10 + [True] * 2)
-    0.0386...
+    >>> round(mcnemar([True] * 10 + [False] * 2, [False] * 10 + [True] * 2), 4)  # 10 against 2 disagreements
+    0.0386
     """
     from scipy.stats import binomtest
 
