@@ -34,6 +34,7 @@ from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_c
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System
 from openclaw_lab.llm import LLMError
+from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = ["ExperimentResult", "run_experiment", "load_benchmark", "replay_benchmark", "evaluate_systems"]
@@ -156,14 +157,13 @@ def _admission_figures(replays: list[ConversationReplay], questions: dict[str, l
 
 
 def _answer_table(
-    benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, embedder: Embedder,
+    benchmark: Benchmark, items: Mapping[str, MemoryItem], config: ExperimentConfig, embedder: Embedder,
     item_runs: Mapping[str, RunDict],
 ) -> pd.DataFrame | None:
     """Answer-in-context of the answer system's own run (the first system by default)."""
     settings = config.metrics
     if not settings.answer_budgets:
         return None
-    items = {item.id: item for replay in replays for item in replay.items}
     run = item_runs[settings.answer_system or config.systems[0].name]
     return answer_in_context_table(run, items, benchmark.questions, embedder.count_tokens, settings.answer_budgets)
 
@@ -202,14 +202,14 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
     evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
     item_runs = evaluation.pop("item_runs")
-    answers = _answer_table(benchmark, replays, config, built.embedder, item_runs)
-    qa, qa_table = _qa(built, benchmark, replays, item_runs, progress)
+    items = {item.id: item for replay in replays for item in replay.items}
+    answers = _answer_table(benchmark, items, config, built.embedder, item_runs)
+    qa, qa_table = _qa(built, benchmark, items, item_runs, progress)
     memory = memory_figures(benchmark, replays, "session" if config.memory.unit in SESSION_UNITS else "turn")
     if config.memory.unit == "turn":  # ground-truth consolidation figures, where the dataset has labels
         turn_runs = {key.rsplit(".", 1)[0]: run for key, run in evaluation["runs"].items() if key.endswith(".turn")}
         k = max([k for k in config.metrics.k if k <= 10] or [min(config.metrics.k)])
-        items = [item for replay in replays for item in replay.items]
-        if quality := quality_figures(benchmark.labels, benchmark.questions, items, turn_runs, k):
+        if quality := quality_figures(benchmark.labels, benchmark.questions, list(items.values()), turn_runs, k):
             memory["quality"] = quality
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
     dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
@@ -224,13 +224,12 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
 
 
 def _qa(
-    built: Built, benchmark: Benchmark, replays: list[ConversationReplay], item_runs: Mapping[str, RunDict], progress: bool
+    built: Built, benchmark: Benchmark, items: Mapping[str, MemoryItem], item_runs: Mapping[str, RunDict], progress: bool
 ) -> tuple[dict[str, Any], pd.DataFrame | None]:
     """The QA stage, when enabled; an endpoint that does not answer skips it with the reason, keeping the rest."""
     plan = built.qa
     if plan is None:
         return {}, None
-    items = {item.id: item for replay in replays for item in replay.items}
     bar = lambda systems: tqdm(systems, desc="qa", disable=not progress, leave=False)  # noqa: E731
     try:
         table = run_qa(plan, benchmark.questions, item_runs, items, built.embedder.count_tokens, bar)
