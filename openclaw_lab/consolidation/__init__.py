@@ -35,6 +35,7 @@ from openclaw_lab.consolidation.report import (
     ScoreSummary,
 )
 from openclaw_lab.consolidation.scheduler import ConsolidationScheduler
+from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, VALID_UNTIL, Supersession
 
 __all__ = [
     "DecayLaw",
@@ -60,4 +61,7 @@ __all__ = [
     "MemoryLog",
     "DEFAULT_EDGES",
     "ConsolidationScheduler",
+    "Supersession",
+    "SUPERSEDED_BY",
+    "VALID_UNTIL",
 ]

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_lab.clock import Clock, SimulatedClock
-from openclaw_lab.consolidation import ConsolidationPolicy, NoDecay, PrunePolicy
+from openclaw_lab.consolidation import ConsolidationPolicy, NoDecay, PrunePolicy, Supersession
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
@@ -180,7 +180,9 @@ def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
         prune_episodic=prune if "episodic" in settings.prune_tiers else None,
         merge_threshold=settings.merge_threshold,
         interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
-    )
+        supersession=(construct(Supersession, settings.supersession, "consolidation.supersession")
+                      if settings.supersession is not None else None),
+    )  # fmt: skip
 
 
 def _qa_plan(config: ExperimentConfig) -> QAPlan | None:

@@ -167,6 +167,7 @@ class ConsolidationConfig:
     prune_tiers: tuple[str, ...] = ("semantic",)  # the seed prunes semantic items only
     policy: dict[str, Any] = field(default_factory=dict)  # ConsolidationPolicy thresholds
     merge_threshold: float | None = 0.95  # None never merges
+    supersession: dict[str, Any] | None = None  # Supersession settings; a table (even empty) turns it on
 
     def __post_init__(self) -> None:
         _require(self.interval_hours is None or self.interval_hours > 0, "consolidation.interval_hours",
@@ -182,6 +183,10 @@ class SystemConfig:
     name: str
     strategy: str
     params: dict[str, Any] = field(default_factory=dict)
+    superseded: str = "keep"  # memories marked superseded: keep as ranked, demote below the others, or filter out
+
+    def __post_init__(self) -> None:
+        _one_of(self.superseded, ("keep", "demote", "filter"), "systems.superseded")
 
 
 @dataclass(frozen=True)

@@ -32,7 +32,7 @@ from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.harness.quality import quality_figures
 from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
-from openclaw_lab.harness.systems import System
+from openclaw_lab.harness.systems import System, handle_superseded
 from openclaw_lab.llm import LLMError
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
@@ -105,8 +105,10 @@ def evaluate_systems(
     runs, per_question, per_category, metrics, item_runs = {}, {}, {}, {}, {}
     items = {item.id: item for replay in replays for item in replay.items}
     fitted_models = {}
+    superseded = {s.name: s.superseded for s in config.systems}
     for name, system in tqdm(systems.items(), desc="systems", disable=not progress, leave=False):
         item_runs[name], models = system.run(replays, questions, config.metrics.depth)
+        item_runs[name] = handle_superseded(item_runs[name], items, superseded.get(name, "keep"))
         if models:
             fitted_models[name] = models
         metrics[name] = {}

@@ -6,8 +6,8 @@ dataset has none they are absent from the results, never 0.
 - ``stale_above_current``: among questions about an updated fact, the share whose run ranks a superseded
   statement above the current one (lower is better), and the share whose current statement is not in
   the top k.
-- ``stale_retention``: the share of superseded statements still held at question time and not marked
-  superseded (``metadata["superseded_by"]``) by any item that holds them (lower is better).
+- ``stale_retention``: the share of superseded statements still held at question time by some item not
+  marked superseded (``metadata["superseded_by"]``) (lower is better).
 - ``duplicate_handling``: precision and recall of the turn pairs that consolidation merged into one item,
   against the labelled duplicate pairs (higher is better; only meaningful for one-turn units).
 
@@ -25,13 +25,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import combinations
 from typing import Any
 
+from openclaw_lab.consolidation.supersession import SUPERSEDED_BY
 from openclaw_lab.datasets.types import FactLabels, Question
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = ["stale_above_current", "stale_retention", "duplicate_handling", "quality_figures", "SUPERSEDED_BY"]
 
-SUPERSEDED_BY = "superseded_by"  # the metadata key a consolidation strategy sets on a replaced memory
 
 
 def stale_above_current(questions: Iterable[Question], turn_run: RunDict, k: int) -> dict[str, Any] | None:
@@ -53,7 +53,7 @@ def stale_above_current(questions: Iterable[Question], turn_run: RunDict, k: int
 
 
 def stale_retention(labels: FactLabels, items: Iterable[MemoryItem]) -> dict[str, Any] | None:
-    """The share of superseded statements held by some item and marked superseded by none. None: no update."""
+    """The share of superseded statements held by some item that is not marked superseded. None: no update."""
     superseded = labels.superseded
     if not superseded:
         return None
@@ -62,7 +62,7 @@ def stale_retention(labels: FactLabels, items: Iterable[MemoryItem]) -> dict[str
         for turn in item.source_ids:
             if turn in superseded:
                 holders.setdefault(turn, []).append(item)
-    stale = [t for t, held in holders.items() if not any(SUPERSEDED_BY in item.metadata for item in held)]
+    stale = [t for t, held in holders.items() if not all(SUPERSEDED_BY in item.metadata for item in held)]
     return {"stale_retention": len(stale) / len(superseded), "superseded": len(superseded)}
 
 

@@ -18,7 +18,10 @@ from typing import Any
 
 from openclaw_lab.agent.remember import RememberPolicy
 from openclaw_lab.clock import SimulatedClock
-from openclaw_lab.consolidation import ConsolidationPolicy, ConsolidationScheduler, PrunePolicy, consolidation_job
+from openclaw_lab.consolidation import (
+    SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, PrunePolicy, Supersession, consolidation_job,
+    semantic_id,
+)  # fmt: skip
 from openclaw_lab.datasets.types import Conversation, Question, Session
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.manager import MemoryManager
@@ -89,13 +92,33 @@ class ConsolidationPlan:
     prune_episodic: PrunePolicy | None = None  # None: episodic items are never pruned
     merge_threshold: float | None = 0.95
     interval: timedelta | None = None  # None: the scheduler's default
+    supersession: Supersession | None = None  # marks replaced memories before each run
 
     def scheduler(self, memory: MemoryManager, clock: SimulatedClock) -> ConsolidationScheduler:
         job = consolidation_job(memory.episodic, memory.semantic, policy=self.policy, prune=self.prune,
                                 prune_episodic=self.prune_episodic, merge_threshold=self.merge_threshold,
                                 log=memory.episodic)  # fmt: skip
+        if self.supersession is not None:
+            job = _superseding(self.supersession, memory, job)
         timing = {"interval": self.interval} if self.interval is not None else {}
         return ConsolidationScheduler(job, clock, raise_errors=True, **timing)
+
+
+def _superseding(supersession: Supersession, memory: MemoryManager, job: Callable[[datetime], Any]) -> Callable:
+    """``job`` preceded by marking the replaced episodic items, and the semantic copies they already have."""
+
+    def run(now: datetime) -> Any:
+        marks = supersession.marks(list(memory.episodic.items()))
+        if marks:
+            memory.episodic.upsert(marks)
+            by_copy = {semantic_id(item.id): item for item in marks}
+            copies = memory.semantic.get(list(by_copy))
+            memory.semantic.upsert([copy.replace(metadata={**copy.metadata, SUPERSEDED_BY: by_copy[copy.id].metadata[SUPERSEDED_BY],
+                                                           VALID_UNTIL: by_copy[copy.id].metadata[VALID_UNTIL]})
+                                    for copy in copies])  # fmt: skip
+        return job(now)
+
+    return run
 
 
 @dataclass(frozen=True)

@@ -11,11 +11,13 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from openclaw_lab.clock import Clock, SimulatedClock
+from openclaw_lab.consolidation.supersession import SUPERSEDED_BY
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.harness.replay import ConversationReplay
+from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import Retriever, RunDict, TrainedModel, search_batch
 
-__all__ = ["System", "RetrieverSystem"]
+__all__ = ["System", "RetrieverSystem", "handle_superseded"]
 
 Models = list[dict[str, Any]]  # provenance of whatever a system fitted (empty when nothing was)
 
@@ -25,6 +27,32 @@ class System(Protocol):
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
     ) -> tuple[RunDict, Models]:
         """The best ``depth`` item ids per question (higher score is better), and the fitted models' provenance."""
+
+
+def handle_superseded(run: RunDict, items: Mapping[str, MemoryItem], mode: str) -> RunDict:
+    """A run with memories marked ``superseded_by`` kept as ranked, demoted below every other hit, or filtered out.
+
+    >>> from datetime import datetime
+    >>> old = MemoryItem.new("x", now=datetime(2023, 1, 1), id="old", metadata={"superseded_by": "new"})
+    >>> new = MemoryItem.new("y", now=datetime(2023, 2, 1), id="new")
+    >>> run, items = {"q": {"old": 0.9, "new": 0.5}}, {"old": old, "new": new}
+    >>> demoted = handle_superseded(run, items, "demote")["q"]  # old: 0.9 - (0.9 - 0.5 + 1) = -0.5
+    >>> sorted(demoted, key=demoted.get, reverse=True), round(demoted["old"], 6)
+    (['new', 'old'], -0.5)
+    >>> handle_superseded(run, items, "filter")
+    {'q': {'new': 0.5}}
+    """
+    if mode == "keep":
+        return run
+    out: RunDict = {}
+    for qid, hits in run.items():
+        current = {i: s for i, s in hits.items() if SUPERSEDED_BY not in items[i].metadata}
+        stale = {i: s for i, s in hits.items() if i not in current}
+        if mode == "demote" and stale:  # shifted below the lowest current score, order among themselves kept
+            floor = min(current.values(), default=0.0) - max(stale.values()) - 1.0
+            current |= {i: s + floor for i, s in stale.items()}
+        out[qid] = current
+    return out
 
 
 class RetrieverSystem:

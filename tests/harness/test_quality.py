@@ -77,3 +77,32 @@ def test_an_experiment_reports_the_figures_the_labels_allow(embedder):
     locomo_like = bench.__class__(bench.name, bench.conversations, bench.questions)  # no labels: no figures
     result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=locomo_like, progress=False)
     assert "quality" not in result.memory
+
+
+def test_supersession_marks_the_older_statement_of_a_subject():
+    from openclaw_lab.consolidation import SUPERSEDED_BY, VALID_UNTIL, Supersession
+
+    porto = MemoryItem.new("My sister Ana lives in Porto", now=T0, id="a", embedding=[1.0, 0.0, 0.0])
+    lyon = MemoryItem.new("Ana moved to Lyon last week", now=T0.replace(month=7), id="b", embedding=[0.8, 0.6, 0.0])
+    rui = MemoryItem.new("Rui is a baker", now=T0.replace(month=8), id="c", embedding=[0.8, 0.0, 0.6])  # cos 0.8, other subject
+    again = MemoryItem.new("Ana said she moved to Lyon", now=T0.replace(month=9), id="d", embedding=[0.8, 0.6, 0.0])
+    marks = Supersession(min_similarity=0.7).marks([porto, lyon, rui, again])
+    # a (cos 0.8 with b and d, both naming Ana) is replaced by the newest of them; b and d are near-duplicates
+    # (cos 1.0: merging's job, not supersession's); c names no one a names
+    assert [(m.id, m.metadata[SUPERSEDED_BY], m.metadata[VALID_UNTIL][:7]) for m in marks] == [("a", "d", "2023-09")]
+    assert Supersession(min_similarity=0.7).marks([marks[0], lyon]) == []  # already marked: left alone
+    with pytest.raises(ValueError, match="min_similarity/max_similarity"):
+        Supersession(min_similarity=0.99, max_similarity=0.9)
+
+
+def test_supersession_lowers_stale_rankings_when_systems_demote_them(embedder):
+    config = ExperimentConfig.from_dict({"name": "s", "dataset": {"name": "synthetic"},
+                                         "consolidation": {"enabled": True, "interval_hours": 24, "supersession": {}},
+                                         "systems": [{"name": "keep", "strategy": "bm25"},
+                                                     {"name": "demote", "strategy": "bm25", "superseded": "demote"},
+                                                     {"name": "filter", "strategy": "bm25", "superseded": "filter"}]})  # fmt: skip
+    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=generate(2000, seed=3), progress=False)
+    quality = result.memory["quality"]
+    stale = {name: value["stale_above_current"] for name, value in quality["stale_above_current"].items()}
+    assert stale["demote"] < stale["keep"] and stale["filter"] <= stale["demote"]
+    assert quality["stale_retention"]["stale_retention"] < 1.0  # some superseded statements are now marked

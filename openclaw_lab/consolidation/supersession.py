@@ -1,0 +1,79 @@
+"""Supersession: when a newer memory restates the same subject and attribute, the older one is retired.
+
+Nothing is deleted. The older item is marked ``superseded_by`` (the newer item's id) and ``valid_until``
+(the newer item's time, in the dataset's own time), as temporal knowledge graphs (Zep/Graphiti) do with
+an LLM; here the decision needs none: two memories name the same subject (a capitalised name other than
+the speaker's) and their embeddings are close (cosine in ``[min_similarity, max_similarity)``; above it
+they are near-duplicates, which merging handles). Retrieval can then demote or filter superseded items
+(a system's ``superseded`` setting), so both are measured.
+
+>>> from datetime import datetime
+>>> old = MemoryItem.new("My sister Ana lives in Porto", now=datetime(2023, 1, 1), id="a", embedding=[1.0, 0.2])
+>>> new = MemoryItem.new("Ana moved to Lyon last week", now=datetime(2023, 3, 1), id="b", embedding=[1.0, 0.6])
+>>> [(item.id, item.metadata[SUPERSEDED_BY]) for item in Supersession(min_similarity=0.8).marks([old, new])]
+[('a', 'b')]
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from openclaw_lab.model import MemoryItem
+
+__all__ = ["Supersession", "SUPERSEDED_BY", "VALID_UNTIL", "subjects"]
+
+SUPERSEDED_BY, VALID_UNTIL = "superseded_by", "valid_until"
+_NAME = re.compile(r"\b[A-Z][a-z]+\b")
+_NOT_NAMES = frozenset("I My The We He She They It This That What When Where How Yes No Oh Hi Hey Thanks".split())
+
+
+def subjects(item: MemoryItem) -> frozenset[str]:
+    """The names an item's content mentions, without its speaker's.
+
+    >>> from datetime import datetime
+    >>> sorted(subjects(MemoryItem.new("Caroline: My sister Ana lives in Porto", now=datetime(2023, 1, 1),
+    ...                                metadata={"speaker": "Caroline"})))
+    ['Ana', 'Porto']
+    """
+    speaker = str(item.metadata.get("speaker", ""))
+    return frozenset(name for name in _NAME.findall(item.content) if name not in _NOT_NAMES and name != speaker)
+
+
+@dataclass(frozen=True)
+class Supersession:
+    """Mark older memories that a newer one about the same subject replaces (see the module doc)."""
+
+    min_similarity: float = 0.6
+    max_similarity: float = 0.95
+
+    def __post_init__(self) -> None:
+        if not -1.0 <= self.min_similarity < self.max_similarity <= 1.0:
+            raise ValueError(f"min_similarity/max_similarity: {self.min_similarity}, {self.max_similarity} must satisfy "
+                             "-1 <= min < max <= 1")  # fmt: skip
+
+    def marks(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        """The items to rewrite, marked by their newest replacement; items already marked are left alone."""
+        live = sorted((i for i in items if i.embedding is not None and SUPERSEDED_BY not in i.metadata),
+                      key=lambda item: (item.created_at, item.id))  # fmt: skip
+        if len(live) < 2:
+            return []
+        matrix = np.vstack([item.embedding for item in live]).astype(np.float32)
+        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+        close = matrix @ matrix.T
+        close = (close >= self.min_similarity) & (close < self.max_similarity)
+        names = [subjects(item) for item in live]
+        marked = []
+        for older in range(len(live) - 1):
+            if not names[older]:
+                continue
+            newer = [j for j in np.flatnonzero(close[older, older + 1 :]) + older + 1
+                     if names[older] & names[j] and live[j].created_at > live[older].created_at]  # fmt: skip
+            if newer:
+                replacement = live[newer[-1]]
+                marked.append(live[older].replace(metadata={**live[older].metadata, SUPERSEDED_BY: replacement.id,
+                                                            VALID_UNTIL: replacement.created_at.isoformat()}))  # fmt: skip
+        return marked
