@@ -96,10 +96,10 @@ class QAPlan:
     def __post_init__(self) -> None:
         self.prompts = {"answer": (PROMPTS / f"{self.answer_prompt}.txt").read_text()}
         if self.protocol == "locomo":
-            self.prompts["judge"] = (PROMPTS / "locomo_judge_v1.txt").read_text()
+            self.prompts["judge"] = (PROMPTS / "judge_locomo_v1.txt").read_text()
         else:
             self.prompts |= {f"judge.{kind}": text for kind, text in
-                             json.loads((PROMPTS / "longmemeval_judge_v1.json").read_text()).items()}  # fmt: skip
+                             json.loads((PROMPTS / "judge_longmemeval_v1.json").read_text()).items()}  # fmt: skip
 
     def asked(self, questions: Sequence[Question]) -> list[Question]:
         """The questions the protocol scores: LoCoMo leaves adversarial ones out; LongMemEval keeps all."""

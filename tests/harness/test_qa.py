@@ -198,3 +198,26 @@ def test_trec_files_read_back_to_the_same_metrics(benchmark, embedder, tmp_path)
     qrels = Qrels.from_file(str(result.path / "trec" / "qrels.session.txt"), kind="trec")
     assert len(files) == 4
     assert evaluate(qrels, run, "recall@10") == pytest.approx(result.metrics["bm25"]["session.recall@10"])
+
+
+def test_longmemeval_protocol_picks_the_judge_prompt_of_each_question_type():
+    from datetime import datetime
+
+    from openclaw_lab.datasets.types import Question
+    from openclaw_lab.harness.qa import QAPlan
+    from openclaw_lab.llm import ChatClient, Endpoint
+
+    client = ChatClient(Endpoint("http://127.0.0.1:9/v1", "m"))  # never called here
+    plan = QAPlan(client, client, "longmemeval", (512,), ("dense",))
+
+    def ask(category, abstention=False):
+        q = Question("q_abs" if abstention else "q", "c", "How many days?", "18", category, datetime(2023, 5, 8),
+                     abstention=abstention)  # fmt: skip
+        return plan.judge_prompt(q, "19 days")
+
+    assert "do not penalize off-by-one errors" in ask("temporal-reasoning")
+    assert "updated answer" in ask("knowledge-update")
+    assert "Rubric: 18" in ask("single-session-preference")
+    assert "unanswerable" in ask("temporal-reasoning", abstention=True)
+    assert ask("multi-session").endswith("Is the model response correct? Answer yes or no only.")
+    assert plan.asked([Question("q_abs", "c", "?", "a", "x", datetime(2023, 5, 8), abstention=True)])  # kept
