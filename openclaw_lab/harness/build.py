@@ -15,7 +15,6 @@ openclaw_lab.errors.ConfigError: systems[0].strategy: unknown strategy 'dnese'; 
 
 from __future__ import annotations
 
-import inspect
 import warnings
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import asdict, dataclass
@@ -31,7 +30,7 @@ from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import registry
 from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
-from openclaw_lab.harness.registry import construct, did_you_mean
+from openclaw_lab.harness.registry import check_params, construct, did_you_mean
 from openclaw_lab.harness.qa import PROMPTS, QAPlan
 from openclaw_lab.harness.replay import ConsolidationPlan, ReplayPlan
 from openclaw_lab.harness.systems import RetrieverSystem, System
@@ -113,7 +112,7 @@ def _embedding_settings(config: ExperimentConfig) -> dict[str, Any]:
 
 def _loader(name: str, params: Mapping[str, Any], name_field: str, params_field: str) -> Callable[[], Benchmark]:
     factory = registry.datasets.get(name, field=name_field)
-    _check_signature(factory, params, params_field)
+    check_params(factory, params, params_field)  # not called: a loader reads files
     return partial(factory, **params)
 
 
@@ -124,19 +123,6 @@ def build_dataset(settings: DatasetConfig) -> DatasetLoader:
     if settings.fallback is not None:
         fallback = _loader(settings.fallback, settings.fallback_params, "dataset.fallback", "dataset.fallback_params")
     return DatasetLoader(settings, primary, fallback)
-
-
-def _check_signature(factory: Callable[..., Any], params: Mapping[str, Any], field: str) -> None:
-    """Refuse parameters ``factory`` does not take, without calling it (a loader reads files)."""
-    signature = inspect.signature(factory)
-    named = [p.name for p in signature.parameters.values() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
-    for key in params:
-        if key not in named:
-            raise ConfigError(f"{field}.{key}", f"unknown parameter of {factory.__qualname__}", did_you_mean(key, named))
-    try:
-        signature.bind(**params)
-    except TypeError as error:
-        raise ConfigError(field, f"{factory.__qualname__}: {error}") from None
 
 
 def _replay_plan(config: ExperimentConfig, embedder: Embedder) -> ReplayPlan:

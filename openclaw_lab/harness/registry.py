@@ -23,7 +23,7 @@ from typing import Any
 from openclaw_lab.errors import ConfigError, OpenClawError
 
 __all__ = [
-    "Registry", "did_you_mean", "construct", "embedders", "stores", "retrievers", "systems", "decay_laws", "datasets",
+    "Registry", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "datasets",
     "rerankers", "remember_policies", "agents",
 ]  # fmt: skip
 
@@ -80,6 +80,17 @@ def construct(factory: Callable[..., Any], params: Mapping[str, Any], field: str
     An unknown or missing parameter, or a value the component refuses, is a ConfigError at
     ``field`` (the dotted path of the params table), never a TypeError from deep inside.
     """
+    injected = check_params(factory, params, field, **context)
+    try:
+        return factory(**injected, **params)
+    except OpenClawError:
+        raise
+    except (TypeError, ValueError) as error:
+        raise ConfigError(field, str(error)) from None
+
+
+def check_params(factory: Callable[..., Any], params: Mapping[str, Any], field: str, **context: Any) -> dict[str, Any]:
+    """Refuse parameters ``factory`` does not take (without calling it); the ``context`` values it names."""
     if not isinstance(params, Mapping):
         raise ConfigError(field, f"{params!r} is not a table of parameters")
     signature = inspect.signature(factory)
@@ -96,12 +107,7 @@ def construct(factory: Callable[..., Any], params: Mapping[str, Any], field: str
         signature.bind(**injected, **params)
     except TypeError as error:
         raise ConfigError(field, f"{_name(factory)}: {error}") from None
-    try:
-        return factory(**injected, **params)
-    except OpenClawError:
-        raise
-    except (TypeError, ValueError) as error:
-        raise ConfigError(field, str(error)) from None
+    return injected
 
 
 def _name(factory: Callable[..., Any]) -> str:
