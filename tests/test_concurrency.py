@@ -38,7 +38,7 @@ def writer(path: str, w: int, barrier) -> None:
     for n in range(ADDS):
         number = w * 10_000 + n
         importance = Importance.CRITICAL if n % 10 == 0 else Importance.MEDIUM  # every 10th is promoted too
-        memory.add(f"writer {w} memory {n}", id=f"w{w}-{n}", session_id=f"s{w}", importance=importance,
+        memory.add(f"writer {w} memory {n}", id=f"w{w}-{n}", session_id=f"s{n % 3}", importance=importance,
                    embedding=vector(number))  # fmt: skip
     memory.close()
 

@@ -83,17 +83,15 @@ class EpisodicMemory:
         if not session_id or not user_id:
             raise ValueError(f"session_id/user_id: {session_id!r}, {user_id!r} must be non-empty")
         existing = self.get_session(session_id)
-        if existing is not None:
-            if existing.user_id != user_id:
-                raise ValueError(f"session_id: {session_id!r} belongs to user {existing.user_id!r}, not {user_id!r}")
-            return existing
-        meta = json.dumps(validate_metadata(metadata))
-        with self.db.transaction() as conn:
-            conn.execute(
-                "INSERT INTO sessions VALUES (?, ?, ?, ?, ?, 1)",
-                (session_id, user_id, to_timestamp(now), to_timestamp(now), meta),
-            )
-        return self.get_session(session_id)  # type: ignore[return-value]
+        if existing is None:
+            meta = json.dumps(validate_metadata(metadata))
+            with self.db.transaction() as conn:  # OR IGNORE: another process may create it at the same moment
+                conn.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?, ?, 1)",
+                             (session_id, user_id, to_timestamp(now), to_timestamp(now), meta))  # fmt: skip
+            existing = self.get_session(session_id)
+        if existing.user_id != user_id:  # type: ignore[union-attr]
+            raise ValueError(f"session_id: {session_id!r} belongs to user {existing.user_id!r}, not {user_id!r}")  # type: ignore[union-attr]
+        return existing  # type: ignore[return-value]
 
     def get_session(self, session_id: str) -> SessionInfo | None:
         rows = self.db.query("SELECT * FROM sessions WHERE id = ?", (session_id,))
