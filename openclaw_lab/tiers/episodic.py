@@ -89,9 +89,10 @@ class EpisodicMemory:
                 conn.execute("INSERT OR IGNORE INTO sessions VALUES (?, ?, ?, ?, ?, 1)",
                              (session_id, user_id, to_timestamp(now), to_timestamp(now), meta))  # fmt: skip
             existing = self.get_session(session_id)
-        if existing.user_id != user_id:  # type: ignore[union-attr]
-            raise ValueError(f"session_id: {session_id!r} belongs to user {existing.user_id!r}, not {user_id!r}")  # type: ignore[union-attr]
-        return existing  # type: ignore[return-value]
+            assert existing is not None  # inserted above or by the other process
+        if existing.user_id != user_id:
+            raise ValueError(f"session_id: {session_id!r} belongs to user {existing.user_id!r}, not {user_id!r}")
+        return existing
 
     def get_session(self, session_id: str) -> SessionInfo | None:
         rows = self.db.query("SELECT * FROM sessions WHERE id = ?", (session_id,))
