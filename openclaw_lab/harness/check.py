@@ -14,7 +14,9 @@ from typing import Any
 
 from openclaw_lab.harness.results import read_run
 
-__all__ = ["Regression", "check_metrics", "check_run", "write_baseline"]
+__all__ = ["Regression", "check_metrics", "check_run", "write_baseline", "flatten", "MEMORY"]
+
+MEMORY = "memory"  # the baseline's pseudo-system for gated memory figures
 
 
 @dataclass(frozen=True)
@@ -39,6 +41,7 @@ def check_metrics(
     """Every baseline metric that fell by more than ``tolerance`` (absolute), or is missing.
 
     ``exact``: any difference at all, up or down, fails (the baseline must reproduce to the last digit).
+    Memory figures (system ``memory``) have no better direction: a change beyond ``tolerance`` either way fails.
     """
     if tolerance < 0:
         raise ValueError(f"tolerance: {tolerance!r} must be >= 0")
@@ -46,21 +49,42 @@ def check_metrics(
     for system, metrics in baseline.items():
         for metric, expected in metrics.items():
             value = current.get(system, {}).get(metric)
-            if value is None or expected - value > tolerance or (exact and value != expected):
+            change = abs(expected - value) if system == MEMORY and value is not None else expected - (value or 0)
+            if value is None or change > tolerance or (exact and value != expected):
                 failures.append(Regression(system, metric, expected, value))
     return failures
 
 
+def flatten(figures: dict[str, Any], prefix: str = "") -> dict[str, float]:
+    """Nested figures as ``a.b.c`` names (numbers only).
+
+    >>> flatten({"retention.any": 1.0, "compression": {"all": {"items": 3}}, "note": "x"}, "memory.")
+    {'memory.retention.any': 1.0, 'memory.compression.all.items': 3}
+    """
+    out: dict[str, float] = {}
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            out |= flatten(value, f"{prefix}{key}.")
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            out[f"{prefix}{key}"] = value
+    return out
+
+
 def write_baseline(run_dir: str | Path, path: str | Path) -> dict[str, Any]:
-    """Freeze a run's gated metrics (its config's ``metrics.gate``) as a baseline file."""
+    """Freeze a run's gated metrics (its config's ``metrics.gate``) as a baseline file; gated memory
+    figures (``memory.…``) go under the pseudo-system ``memory``."""
     data = read_run(run_dir)
     gate = data["config"]["metrics"]["gate"]
     systems = data["metrics"]["systems"]
+    metrics = {system: {m: values[m] for m in gate if m in values} for system, values in systems.items()}
+    memory = flatten(data["metrics"]["memory"], "memory.")
+    if gated := {m: memory[m] for m in gate if m in memory}:
+        metrics[MEMORY] = gated
     baseline = {
         "experiment": data["config"]["name"],
         "dataset": data["environment"]["dataset"],
         "git_commit": data["environment"]["git_commit"],
-        "metrics": {system: {m: values[m] for m in gate if m in values} for system, values in systems.items()},
+        "metrics": metrics,
     }
     Path(path).parent.mkdir(parents=True, exist_ok=True)
     Path(path).write_text(json.dumps(baseline, indent=2, sort_keys=True) + "\n")
@@ -74,4 +98,5 @@ def check_run(run_dir: str | Path, baseline_path: str | Path, tolerance: float, 
     actual_sha = data["environment"]["dataset"].get("sha256")
     if expected_sha and actual_sha and expected_sha != actual_sha:
         raise ValueError(f"dataset: the run used sha256 {actual_sha}, the baseline {expected_sha}")
-    return check_metrics(data["metrics"]["systems"], baseline["metrics"], tolerance, exact)
+    current = {**data["metrics"]["systems"], MEMORY: flatten(data["metrics"]["memory"], "memory.")}
+    return check_metrics(current, baseline["metrics"], tolerance, exact)

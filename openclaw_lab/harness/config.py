@@ -40,6 +40,13 @@ UNITS = ("turn", "round", "session", "user-session")
 SESSION_UNITS = ("session", "user-session")
 TIERS = ("episodic", "semantic")
 LEVELS = ("turn", "session")
+# Memory figures a gate can check (two-sided: any change beyond the tolerance fails), from metrics.json "memory"
+MEMORY_GATES = (
+    "memory.retention.any", "memory.footprint", "memory.provenance.unknown_sources",
+    "memory.provenance.orphaned_superseded",
+    *(f"memory.compression.{tier}.{figure}" for tier in ("all", "working", "episodic", "semantic")
+      for figure in ("items", "tokens", "items_share", "tokens_share")),
+)  # fmt: skip
 
 
 def _describe(hint: Any) -> str:
@@ -204,6 +211,8 @@ class MetricsConfig:
     significance: str = "student"  # the paired test of `openclaw-lab compare` and report.md (ranx's stat_test)
     answer_budgets: tuple[int, ...] = ()  # token budgets for answer-in-context (empty: not measured)
     answer_system: str | None = None  # the system whose retrieval feeds the context (default: the first)
+    # answer-in-context lost to consolidation: the same replay again without consolidation, compared
+    answer_kept: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "answer_budgets", tuple(sorted(set(self.answer_budgets))))
@@ -211,13 +220,15 @@ class MetricsConfig:
         _require(bool(self.k) and min(self.k) >= 1, "metrics.k", f"{self.k!r} must be integers >= 1")
         _require(self.depth >= max(self.k), "metrics.depth", f"{self.depth} must be at least the largest k, {max(self.k)}")
         _require(all(b >= 1 for b in self.answer_budgets), "metrics.answer_budgets", "budgets must be >= 1 token")
+        _require(not self.answer_kept or bool(self.answer_budgets), "metrics.answer_kept",
+                 "needs metrics.answer_budgets, the token budgets to compare at")  # fmt: skip
         for i, level in enumerate(self.levels):
             _one_of(level, LEVELS, f"metrics.levels[{i}]")
         _one_of(self.significance, STAT_TESTS, "metrics.significance")
         _one_of(self.session_labels, SESSION_LABELS, "metrics.session_labels")
         for i, variant in enumerate(self.ndcg_variants):
             _one_of(variant, NDCG_VARIANTS, f"metrics.ndcg_variants[{i}]")
-        computed = self.computed()
+        computed = [*self.computed(), *MEMORY_GATES]
         for i, name in enumerate(self.gate):
             if name not in computed:
                 raise ConfigError(f"metrics.gate[{i}]", f"{name!r} is not a metric this run computes",
@@ -292,6 +303,9 @@ class ExperimentConfig:
                               "stores whole sessions, so every turn of one would share a score (use ['session'])")  # fmt: skip
         if metrics.answer_system is not None:
             _one_of(metrics.answer_system, tuple(names), "metrics.answer_system")
+        consolidation = _build(ConsolidationConfig, "consolidation", data.get("consolidation"))
+        _require(not metrics.answer_kept or consolidation.enabled, "metrics.answer_kept",
+                 "compares with and without consolidation; set consolidation.enabled = true")  # fmt: skip
         qa = _build(QAConfig, "qa", data.get("qa"))
         for i, system in enumerate(qa.systems):
             _one_of(system, tuple(names), f"qa.systems[{i}]")
@@ -302,7 +316,7 @@ class ExperimentConfig:
             dataset=_build(DatasetConfig, "dataset", data.get("dataset")),
             embedding=_build(EmbeddingConfig, "embedding", data.get("embedding")),
             memory=memory,
-            consolidation=_build(ConsolidationConfig, "consolidation", data.get("consolidation")),
+            consolidation=consolidation,
             systems=systems,
             metrics=metrics,
             qa=qa,

@@ -10,8 +10,9 @@ from __future__ import annotations
 
 import shutil
 import tempfile
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
 )  # fmt: skip
 from openclaw_lab.harness.qa import run_qa, summarise
-from openclaw_lab.harness.quality import quality_figures
+from openclaw_lab.harness.quality import compression, provenance, quality_figures
 from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System, handle_superseded
@@ -54,6 +55,7 @@ class ExperimentResult:
     footprint: pd.DataFrame
     models: dict[str, Any] = field(default_factory=dict)  # cross-fitted models: folds and provenance
     answer_in_context: pd.DataFrame | None = None  # category x token budget (metrics.answer_budgets)
+    answer_kept: pd.DataFrame | None = None  # answer-in-context with consolidation minus without (metrics.answer_kept)
     consolidations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # conversation -> reports
     questions: dict[str, Any] = field(default_factory=dict)  # loaded, and scored / left out per level
     qa: dict[str, Any] = field(default_factory=dict)  # the QA stage's summary, models and calls (or why it was skipped)
@@ -144,6 +146,28 @@ def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay], leve
     return figures
 
 
+def consolidation_figures(
+    benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig,
+    count_tokens: Callable[[str], int], runs: Mapping[str, RunDict],
+) -> dict[str, Any]:
+    """Compression and provenance of the memory held (every dataset), and the ground-truth figures where the
+    dataset has fact labels (``quality``: stale facts, duplicates; for turn units)."""
+    items = [item for replay in replays for item in replay.items]
+    count_tokens = lru_cache(maxsize=None)(count_tokens)  # held items repeat the texts seen
+    tokens_seen = sum(count_tokens(text) for c in benchmark.conversations for text in unit_texts(c, config.memory.unit))
+    turn_ids = {t.id for c in benchmark.conversations for s in c.sessions for t in s.turns}
+    figures: dict[str, Any] = {
+        "compression": compression(items, sum(r.units_seen for r in replays), tokens_seen, count_tokens),
+        "provenance": provenance(items, turn_ids),
+    }
+    if config.memory.unit == "turn":
+        turn_runs = {key.rsplit(".", 1)[0]: run for key, run in runs.items() if key.endswith(".turn")}
+        k = max([k for k in config.metrics.k if k <= 10] or [min(config.metrics.k)])
+        if quality := quality_figures(benchmark.labels, benchmark.questions, items, turn_runs, k):
+            figures["quality"] = quality
+    return figures
+
+
 def _admission_figures(replays: list[ConversationReplay], questions: dict[str, list]) -> dict[str, float]:
     """Precision and recall of what the admission policy kept, against evidence turns, over all conversations."""
     totals = {"true_positives": 0, "remembered": 0, "evidence": 0}
@@ -168,6 +192,25 @@ def _answer_table(
         return None
     run = item_runs[settings.answer_system or config.systems[0].name]
     return answer_in_context_table(run, items, benchmark.questions, embedder.count_tokens, settings.answer_budgets)
+
+
+def _answer_kept(
+    config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool,
+    answers: pd.DataFrame | None,
+) -> pd.DataFrame | None:
+    """What consolidation costs the answer: answer-in-context minus the same replay's without consolidation
+    (same system, budgets and question time; negative: answers lost)."""
+    if not config.metrics.answer_kept or answers is None or built.replay.consolidation is None:
+        return None
+    plain = replace(built.replay, consolidation=None)
+    (workdir / "unconsolidated").mkdir(parents=True, exist_ok=True)
+    replays = replay_benchmark(benchmark, plain, built.embedder, workdir / "unconsolidated", progress, "unconsolidated")
+    name = config.metrics.answer_system or config.systems[0].name
+    run, _ = built.systems[name].run(replays, questions_by_conversation(benchmark), config.metrics.depth)
+    items = {item.id: item for replay in replays for item in replay.items}
+    without = answer_in_context_table(run, items, benchmark.questions, built.embedder.count_tokens,
+                                      config.metrics.answer_budgets)  # fmt: skip
+    return (answers - without).assign(questions=answers["questions"])
 
 
 def run_experiment(
@@ -206,13 +249,12 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     item_runs = evaluation.pop("item_runs")
     items = {item.id: item for replay in replays for item in replay.items}
     answers = _answer_table(benchmark, items, config, built.embedder, item_runs)
+    kept = _answer_kept(config, built, benchmark, workdir, progress, answers)
     qa, qa_table = _qa(built, benchmark, items, item_runs, progress)
     memory = memory_figures(benchmark, replays, "session" if config.memory.unit in SESSION_UNITS else "turn")
-    if config.memory.unit == "turn":  # ground-truth consolidation figures, where the dataset has labels
-        turn_runs = {key.rsplit(".", 1)[0]: run for key, run in evaluation["runs"].items() if key.endswith(".turn")}
-        k = max([k for k in config.metrics.k if k <= 10] or [min(config.metrics.k)])
-        if quality := quality_figures(benchmark.labels, benchmark.questions, list(items.values()), turn_runs, k):
-            memory["quality"] = quality
+    memory |= consolidation_figures(benchmark, replays, config, built.embedder.count_tokens, evaluation["runs"])
+    if kept is not None:
+        memory["answer_kept"] = {str(budget): float(value) for budget, value in kept.loc["all"].items()}
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
     dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
                "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
@@ -220,7 +262,7 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     return ExperimentResult(
         config=config, footprint=footprint, memory=memory,
         questions=question_counts(benchmark, evaluation["qrels"]),
-        environment=environment(dataset, built.embedder.model_id), answer_in_context=answers,
+        environment=environment(dataset, built.embedder.model_id), answer_in_context=answers, answer_kept=kept,
         consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table, **evaluation,
     )  # fmt: skip
 

@@ -28,7 +28,7 @@ from openclaw_lab.retrieval.protocol import RunDict
 __all__ = [
     "ALIASES", "NO_HIT", "metric_names", "qrels_for", "to_level", "complete_run", "evaluate_run",
     "by_category", "memory_counts", "memory_ratios", "pareto_front", "recall_at_footprint", "STAT_TESTS",
-    "question_counts", "unscored_note",
+    "question_counts", "unscored_note", "mcnemar",
 ]  # fmt: skip
 
 NO_HIT = "__no_hit__"
@@ -208,3 +208,16 @@ def unscored_note(counts: Mapping[str, Any]) -> str:
              f" ({counts['unscored'][level]} left out: no evidence at that level)" if counts["unscored"][level] else "")
              for level in counts["scored"]]  # fmt: skip
     return f"questions: {counts['loaded']} loaded; " + "; ".join(parts)
+
+
+def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> float:
+    """McNemar's exact two-sided p-value for paired verdicts (1.0 when they never disagree).
+
+    >>> round(mcnemar([True] * 10 + [False] * 2, [False] * 10 + [True] * 2), 4)  # 10 against 2 disagreements
+    0.0386
+    """
+    from scipy.stats import binomtest
+
+    only_a = sum(x and not y for x, y in zip(a, b))
+    only_b = sum(y and not x for x, y in zip(a, b))
+    return 1.0 if only_a + only_b == 0 else float(binomtest(only_a, only_a + only_b, 0.5).pvalue)

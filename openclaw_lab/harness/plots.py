@@ -10,7 +10,10 @@ import pandas as pd
 
 from openclaw_lab.harness.metrics import pareto_front
 
-__all__ = ["plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve", "qa_curve"]
+__all__ = [
+    "plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve", "qa_curve",
+    "stale_bars", "compression_bars",
+]  # fmt: skip
 
 
 def recall_curves(metrics: dict[str, dict[str, float]], level: str, family: str = "recall", ax=None):
@@ -64,16 +67,40 @@ def pareto_plot(points: pd.DataFrame, x: str, y: str, label: str | None = None, 
     return ax
 
 
-def answer_curve(table: pd.DataFrame, ax=None):
-    """Answer-in-context against the token budget, one line per category and one for all."""
+def answer_curve(table: pd.DataFrame, ax=None, kept: bool = False):
+    """Answer-in-context against the token budget, one line per category and one for all (``kept``: the
+    change consolidation causes, with consolidation minus without)."""
     ax = ax or plt.subplots(figsize=(6, 4))[1]
     budgets = [c for c in table.columns if c != "questions"]
     for category, row in table.iterrows():
         ax.plot(budgets, row[budgets].astype(float), marker="o", label=str(category),
                 linewidth=3 if category == "all" else 1.5)  # fmt: skip
-    ax.set(xscale="log", xlabel="context budget (tokens)", ylabel="answer in context", ylim=(0, 1),
-           title="gold answer found in the assembled context")  # fmt: skip
+    if kept:
+        ax.axhline(0, color="grey", linewidth=0.8)
+        ax.set(ylabel="answer in context: consolidated − not", title="answers kept through consolidation")
+    else:
+        ax.set(ylabel="answer in context", ylim=(0, 1), title="gold answer found in the assembled context")
+    ax.set(xscale="log", xlabel="context budget (tokens)")
     ax.legend(fontsize=8)
+    return ax
+
+
+def stale_bars(stale: dict[str, dict[str, float]], ax=None):
+    """Per system: the share of updated-fact questions with a stale statement above the current one, and
+    with the current one missing from the top k (lower is better)."""
+    ax = ax or plt.subplots(figsize=(7, 4))[1]
+    frame = pd.DataFrame(stale).T
+    frame[[c for c in frame.columns if c != "questions" and not c.startswith("p(")]].plot.bar(ax=ax, rot=20)
+    ax.set(ylabel="share of updated-fact questions", ylim=(0, 1), title="stale facts against current ones (lower is better)")
+    return ax
+
+
+def compression_bars(compression: dict[str, dict[str, float]], ax=None):
+    """Per tier: items and tokens held as shares of the units and tokens seen."""
+    ax = ax or plt.subplots(figsize=(6, 4))[1]
+    frame = pd.DataFrame(compression).T[["items_share", "tokens_share"]]
+    frame.plot.bar(ax=ax, rot=0)
+    ax.set(ylabel="held / seen", title="compression at question time, per tier")
     return ax
 
 
@@ -89,32 +116,30 @@ def qa_curve(summary: pd.DataFrame, judge: str, ax=None):
 
 
 def plot_result(result: Any, run_dir: Path) -> list[Path]:
-    saved = []
+    """Every plot the run's figures allow, as PNGs in ``run_dir``."""
+    drawers = []
     if result.qa.get("summary"):
-        ax = qa_curve(pd.DataFrame(result.qa["summary"]), result.qa["models"]["judge"])
-        ax.figure.tight_layout()
-        ax.figure.savefig(run_dir / "qa_accuracy.png", dpi=110)
-        plt.close(ax.figure)
-        saved.append(run_dir / "qa_accuracy.png")
+        drawers.append(("qa_accuracy.png", lambda: qa_curve(pd.DataFrame(result.qa["summary"]), result.qa["models"]["judge"])))
     if result.answer_in_context is not None:
-        ax = answer_curve(result.answer_in_context)
-        ax.figure.tight_layout()
-        ax.figure.savefig(run_dir / "answer_in_context.png", dpi=110)
-        plt.close(ax.figure)
-        saved.append(run_dir / "answer_in_context.png")
+        drawers.append(("answer_in_context.png", lambda: answer_curve(result.answer_in_context)))
+    if result.answer_kept is not None:
+        drawers.append(("answer_kept.png", lambda: answer_curve(result.answer_kept, kept=True)))
     for level in result.config.metrics.levels:
-        for name, draw in ((f"recall_at_k.{level}.png", lambda: recall_curves(result.metrics, level)),
-                           (f"by_category.{level}.png", lambda: category_bars(result.per_category, level, _metric(result)))):  # fmt: skip
-            ax = draw()
-            ax.figure.tight_layout()
-            ax.figure.savefig(run_dir / name, dpi=110)
-            plt.close(ax.figure)
-            saved.append(run_dir / name)
-    ax = footprint_plot(result.footprint)
-    ax.figure.tight_layout()
-    ax.figure.savefig(run_dir / "footprint.png", dpi=110)
-    plt.close(ax.figure)
-    return [*saved, run_dir / "footprint.png"]
+        drawers += [(f"recall_at_k.{level}.png", lambda level=level: recall_curves(result.metrics, level)),
+                    (f"by_category.{level}.png", lambda level=level: category_bars(result.per_category, level, _metric(result)))]  # fmt: skip
+    if "compression" in result.memory:
+        drawers.append(("compression.png", lambda: compression_bars(result.memory["compression"])))
+    if "stale_above_current" in result.memory.get("quality", {}):
+        drawers.append(("stale_above_current.png", lambda: stale_bars(result.memory["quality"]["stale_above_current"])))
+    drawers.append(("footprint.png", lambda: footprint_plot(result.footprint)))
+    saved = []
+    for name, draw in drawers:
+        ax = draw()
+        ax.figure.tight_layout()
+        ax.figure.savefig(run_dir / name, dpi=110)
+        plt.close(ax.figure)
+        saved.append(run_dir / name)
+    return saved
 
 
 def _metric(result: Any) -> str:

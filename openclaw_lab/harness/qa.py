@@ -27,11 +27,12 @@ import pandas as pd
 
 from openclaw_lab.agent.context import ContextAssembler, normalize_answer, render_spelled_date
 from openclaw_lab.datasets.types import Question
+from openclaw_lab.harness.metrics import mcnemar
 from openclaw_lab.llm import ChatClient
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
-__all__ = ["PROTOCOLS", "PROMPTS", "QAPlan", "token_f1", "bleu1", "judged_correct", "run_qa", "mcnemar", "summarise"]
+__all__ = ["PROTOCOLS", "PROMPTS", "QAPlan", "token_f1", "bleu1", "judged_correct", "run_qa", "summarise"]
 
 PROMPTS = Path(__file__).parent / "prompts"
 PROTOCOLS = ("locomo", "longmemeval")
@@ -141,19 +142,6 @@ def run_qa(
                              "answer": answer, "judge": verdict, "correct": judged_correct(plan.protocol, verdict),
                              "f1": token_f1(answer, q.answer), "bleu1": bleu1(answer, q.answer)})  # fmt: skip
     return pd.DataFrame(rows)
-
-
-def mcnemar(a: Sequence[bool], b: Sequence[bool]) -> float:
-    """McNemar's exact two-sided p-value for paired verdicts (1.0 when they never disagree).
-
-    >>> round(mcnemar([True] * 10 + [False] * 2, [False] * 10 + [True] * 2), 4)  # 10 against 2 disagreements
-    0.0386
-    """
-    from scipy.stats import binomtest
-
-    only_a = sum(x and not y for x, y in zip(a, b))
-    only_b = sum(y and not x for x, y in zip(a, b))
-    return 1.0 if only_a + only_b == 0 else float(binomtest(only_a, only_a + only_b, 0.5).pvalue)
 
 
 def summarise(table: pd.DataFrame) -> pd.DataFrame:

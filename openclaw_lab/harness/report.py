@@ -49,6 +49,30 @@ def _qa_by_category(qa: dict) -> str:
     return f"Judged accuracy by category (judge: {qa['models']['judge']}):\n\n{table.to_markdown()}"
 
 
+def consolidation_lines(memory: dict) -> list[str]:
+    """Markdown for the consolidation figures of a run's metrics.json (those it has)."""
+    lines = []
+    if quality := memory.get("quality"):
+        if "stale_above_current" in quality:
+            stale = pd.DataFrame(quality["stale_above_current"]).T
+            stale = stale[["questions", *sorted(c for c in stale.columns if c != "questions" and not c.startswith("p(")),
+                           *sorted(c for c in stale.columns if c.startswith("p("))]]  # fmt: skip
+            lines += ["Stale facts (updated-fact questions; lower is better; p: McNemar against the first system):", "",
+                      stale.round(4).to_markdown(), ""]  # fmt: skip
+        rest = {name: value for name, value in quality.items() if name != "stale_above_current"}
+        if rest:
+            lines += [pd.DataFrame({k: pd.Series(v) for k, v in rest.items()}).T.round(4).to_markdown(), ""]
+    if "compression" in memory:
+        lines += ["Compression (held at question time against seen):", "",
+                  pd.DataFrame(memory["compression"]).T.round(4).to_markdown(), ""]  # fmt: skip
+    if "provenance" in memory:
+        lines += ["Provenance: " + ", ".join(f"{k} {v}" for k, v in memory["provenance"].items()), ""]
+    if "answer_kept" in memory:
+        lines += ["Answer kept (answer-in-context with consolidation minus without, all questions):", "",
+                  pd.Series(memory["answer_kept"]).round(4).to_frame("change").T.to_markdown(), ""]  # fmt: skip
+    return ["## Consolidation", "", *lines] if lines else []
+
+
 def write_report(run_dir: str | Path) -> Path:
     """Write ``report.md`` in the run folder and return its path."""
     root = Path(run_dir)
@@ -73,6 +97,7 @@ def write_report(run_dir: str | Path) -> Path:
         "",
         pd.Series(memory).round(4).to_frame("value").to_markdown(),
         "",
+        *consolidation_lines(data["metrics"]["memory"]),
         *[f"![{p.stem}]({p.name})" for p in sorted(root.glob("*.png"))],
         "",
     ]

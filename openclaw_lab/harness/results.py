@@ -94,6 +94,8 @@ def write_result(result: Any, run_dir: Path) -> None:
     _write_json(run_dir / "consolidation_log.json", result.consolidations)
     if result.answer_in_context is not None:
         result.answer_in_context.to_csv(run_dir / "answer_in_context.csv")
+    if result.answer_kept is not None:
+        result.answer_kept.to_csv(run_dir / "answer_kept.csv")
     if result.models:
         _write_json(run_dir / "models.json", result.models)
     plot_result(result, run_dir)

@@ -49,3 +49,14 @@ def test_session_units_report_session_level_only():
         ExperimentConfig.from_dict({**BASE, "memory": {"unit": "session"}, "metrics": {"levels": ["turn", "session"]}})
     with pytest.raises(ConfigError, match=r"^metrics.session_labels: 'has_answer' is not one of .*did you mean 'has-answer'"):
         ExperimentConfig.from_dict({**BASE, "metrics": {"session_labels": "has_answer"}})
+
+
+def test_answer_kept_and_memory_gates_are_checked_before_anything_runs():
+    with pytest.raises(ConfigError, match=r"^metrics.answer_kept: needs metrics.answer_budgets"):
+        ExperimentConfig.from_dict({**BASE, "metrics": {"answer_kept": True}})
+    with pytest.raises(ConfigError, match=r"^metrics.answer_kept: compares with and without consolidation"):
+        ExperimentConfig.from_dict({**BASE, "metrics": {"answer_kept": True, "answer_budgets": [64]}})
+    with pytest.raises(ConfigError, match=r"^metrics.gate\[0\]: .*did you mean 'memory.compression.all.tokens_share'"):
+        ExperimentConfig.from_dict({**BASE, "metrics": {"gate": ["memory.compression.all.token_share"]}})
+    gated = ExperimentConfig.from_dict({**BASE, "metrics": {"gate": ["memory.provenance.unknown_sources"]}})
+    assert gated.metrics.gate == ("memory.provenance.unknown_sources",)
