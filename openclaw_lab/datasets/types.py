@@ -6,6 +6,7 @@ retrieved memory maps back to evidence through its ``source_ids``.
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
@@ -79,8 +80,10 @@ class LoadReport:
         skipped = ""
         if self.skipped:
             what, why = self.skipped[0]
-            turns = len(self.skipped) - self.skipped_questions
-            skipped = f"; skipped {self.skipped_questions} questions and {turns} turns (first: {what}: {why})"
+            labels = sum(what.startswith("label") for what, _ in self.skipped)
+            turns = len(self.skipped) - self.skipped_questions - labels
+            counted = f"{self.skipped_questions} questions and {turns} turns" + (f" and {labels} labels" if labels else "")
+            skipped = f"; skipped {counted} (first: {what}: {why})"
         return (
             f"{len(self.normalised)} evidence ids normalised, {len(self.unresolved)} unresolved"
             + skipped + "".join(f"; {note}" for note in self.notes)
@@ -103,6 +106,47 @@ class FactLabels:
 
     statements: dict[str, Statement] = field(default_factory=dict)  # turn id -> statement
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (statement turn, its paraphrase's turn)
+
+    def validated(self, turn_ids: Collection[str], report: LoadReport) -> FactLabels:
+        """These labels without the ones that cannot be right, each counted in ``report`` (never an error):
+        a statement of no dataset turn, one that supersedes no statement or whose supersedes chain cycles,
+        a duplicate pair naming an unknown turn.
+
+        >>> labels = FactLabels({"t1": Statement("t1", "a", 2, "t2"), "t2": Statement("t2", "a", 1, "t1"),
+        ...                      "t3": Statement("t3", "b", 2, "t9")}, [("t3", "t7")])
+        >>> report = LoadReport()
+        >>> labels.validated({"t1", "t2", "t3"}, report).statements, [what for what, _ in report.skipped]
+        ({}, ['label t1', 'label t2', 'label t3', 'label t3~t7'])
+        """
+        kept: dict[str, Statement] = {}
+        for turn, statement in self.statements.items():
+            problem = None
+            if turn not in turn_ids:
+                problem = "names no turn of the dataset"
+            elif statement.supersedes is not None and statement.supersedes not in self.statements:
+                problem = f"supersedes {statement.supersedes!r}, which is no labelled statement"
+            elif self._on_cycle(turn):
+                problem = "its chain of supersedes links runs into a cycle"
+            if problem:
+                report.skip(f"label {turn}", problem)
+            else:
+                kept[turn] = statement
+        pairs = []
+        for a, b in self.duplicates:
+            if a in turn_ids and b in turn_ids:
+                pairs.append((a, b))
+            else:
+                report.skip(f"label {a}~{b}", "a duplicate pair naming a turn not in the dataset")
+        return FactLabels(kept, pairs)
+
+    def _on_cycle(self, turn: str) -> bool:
+        seen, current = {turn}, self.statements[turn].supersedes
+        while current is not None and current in self.statements:
+            if current in seen:
+                return True
+            seen.add(current)
+            current = self.statements[current].supersedes
+        return False
 
     @property
     def superseded(self) -> set[str]:

@@ -163,7 +163,8 @@ def consolidation_figures(
     if config.memory.unit == "turn":
         turn_runs = {key.rsplit(".", 1)[0]: run for key, run in runs.items() if key.endswith(".turn")}
         k = max([k for k in config.metrics.k if k <= 10] or [min(config.metrics.k)])
-        if quality := quality_figures(benchmark.labels, benchmark.questions, items, turn_runs, k):
+        labels = benchmark.labels.validated(turn_ids, benchmark.report) if benchmark.labels is not None else None
+        if quality := quality_figures(labels, benchmark.questions, items, turn_runs, k):
             figures["quality"] = quality
     return figures
 

@@ -168,3 +168,22 @@ def test_answer_kept_is_zero_when_consolidation_only_copies_and_negative_when_it
     pruned, memory = kept({"law": "exponential", "law_params": {"half_life_days": 2}, "prune_tiers": ["episodic", "semantic"]})
     assert pruned.loc["all", 512] < 0 and memory["answer_kept"]["512"] == pruned.loc["all", 512]
     assert memory["compression"]["episodic"]["items_share"] < 1  # what pruning saved, beside what it cost
+
+
+def test_bad_labels_are_counted_in_the_load_report_and_the_rest_still_measured(embedder):
+    bench = generate(600, seed=4)
+    statements = dict(bench.labels.statements)
+    replaced = {s.supersedes for s in statements.values()}
+    first, second, third = [turn for turn in statements if turn not in replaced][:3]  # none is anyone's predecessor
+    statements[first] = Statement(first, "x|y", 2, second)  # a cycle: first <-> second
+    statements[second] = Statement(second, "x|y", 1, first)
+    statements["nowhere"] = Statement("nowhere", "z|w", 1)  # names no turn
+    statements[third] = Statement(third, "q|r", 2, "t-missing")  # supersedes nothing
+    bench.labels = FactLabels(statements, [*bench.labels.duplicates, ("nowhere", first)])
+    config = ExperimentConfig.from_dict({"name": "b", "dataset": {"name": "synthetic"}, "consolidation": {"enabled": True},
+                                         "systems": [{"name": "bm25", "strategy": "bm25"}]})  # fmt: skip
+    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=bench, progress=False)
+    assert sorted(what for what, _ in bench.report.skipped) == sorted(
+        [f"label {first}", f"label {second}", "label nowhere", f"label {third}", f"label nowhere~{first}"])
+    assert "and 5 labels" in result.environment["dataset"]["load_report"]
+    assert "stale_retention" in result.memory["quality"]
