@@ -4,12 +4,15 @@ Facts are about people ("My sister Ana lives in Porto") or the user ("I started 
 today"); some change later ("Ana moved to Lyon last week"). Questions come a day after the last session,
 with exact evidence: the latest statement of each fact. Categories: ``single-fact`` (never updated),
 ``updated-fact`` (evidence is the latest update), ``temporal`` (the date of an event, answered as
-"8 May 2023"), ``multi-fact`` (two facts in one question). Generation is linear in ``n_turns``.
+"8 May 2023"), ``multi-fact`` (two facts in one question), ``retracted-fact`` (the fact stopped being
+true: "Ana sold the Volvo and has no car any more"; the answer is "no car any more"). Generation is
+linear in ``n_turns``.
 
 Ground truth for consolidation (``Benchmark.labels``): every statement carries its fact key (subject and
 attribute), a version and the statement it supersedes; questions about an updated fact name the
 superseded statements; with ``duplicate_rate`` some user turns restate an unchanged fact in other words
-in a later session, labelled as a duplicate of the statement they repeat.
+in a later session, labelled as a duplicate of the statement they repeat; with ``retraction_rate`` some
+user turns retract a fact (a new version, labelled ``retracted``, superseding the last one).
 
 >>> bench = generate(200, seed=1)
 >>> sum(len(s.turns) for c in bench.conversations for s in c.sessions)
@@ -33,12 +36,12 @@ from openclaw_lab.model import as_utc
 
 __all__ = ["CATEGORIES", "QUESTION_DELAY", "generate"]
 
-CATEGORIES = ("single-fact", "updated-fact", "temporal", "multi-fact")
+CATEGORIES = ("single-fact", "updated-fact", "temporal", "multi-fact", "retracted-fact")
 QUESTION_DELAY = timedelta(days=1)
 MIN_SESSION_GAP_MINUTES = 120  # sessions never overlap under any per-turn clock step below ~4 minutes
 CONFUSER_RATE = 0.1  # share of chatter that names a known person next to one of their fact values
 VERSION = 2  # bump when the same parameters would generate different data (2: fact labels, duplicates)
-_TURNS_VERSION = 1  # seeds the text: with duplicate_rate 0, version 2 writes version 1's turns
+_TURNS_VERSION = 1  # seeds the text: with duplicate_rate and retraction_rate 0, version 2 writes version 1's turns
 _MONTHS = "January February March April May June July August September October November December".split()
 _ASSISTANT = [f"{a} {b}" for a in vocab.ASSISTANT_OPENERS for b in vocab.ASSISTANT_FOLLOWUPS]
 _SLOTS = [
@@ -54,30 +57,34 @@ def generate(
     fact_rate: float = 0.08,
     update_rate: float = 0.03,
     duplicate_rate: float = 0.0,
+    retraction_rate: float = 0.0,
     session_turns: tuple[int, int] | list[int] = (10, 30),
     span_days: float = 180.0,
     start: datetime | str = "2023-01-02T09:00:00+00:00",
 ) -> Benchmark:
     """Generate ``n_turns`` turns in ``n_conversations`` conversations (default: one per 1,000 turns).
 
-    ``fact_rate``, ``update_rate`` and ``duplicate_rate`` are the shares of user turns that state a new
-    fact, update an earlier one, or restate one unchanged in other words; a session has between ``session_turns`` turns; sessions spread over ``span_days`` (more
+    ``fact_rate``, ``update_rate``, ``duplicate_rate`` and ``retraction_rate`` are the shares of user turns
+    that state a new fact, update an earlier one, restate one unchanged in other words, or retract one; a session has between ``session_turns`` turns; sessions spread over ``span_days`` (more
     when they would come closer than two hours apart). The Benchmark's sha256 fingerprints the generator
     version and the parameters (there is no file). Same arguments, same benchmark.
 
     >>> generate(100, seed=3).questions[0].category in CATEGORIES
     True
     """
-    if isinstance(duplicate_rate, bool) or not isinstance(duplicate_rate, (int, float)) or not 0 <= duplicate_rate <= 1:
-        raise ValueError(f"duplicate_rate: {duplicate_rate!r} must be between 0 and 1")
-    lo, hi = _check(n_turns, n_conversations, fact_rate, update_rate + duplicate_rate, session_turns, span_days)
+    for name, rate in (("duplicate_rate", duplicate_rate), ("retraction_rate", retraction_rate)):
+        if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
+            raise ValueError(f"{name}: {rate!r} must be between 0 and 1")
+    lo, hi = _check(n_turns, n_conversations, fact_rate, update_rate + duplicate_rate + retraction_rate, session_turns,
+                    span_days)  # fmt: skip
     count = n_conversations if n_conversations is not None else max(1, round(n_turns / 1000))
     begin = as_utc(_parse_start(start), "start")
     params = dict(
         fact_rate=fact_rate, update_rate=update_rate, session_turns=(lo, hi), span_days=span_days, start=begin
     )
-    if duplicate_rate:  # only named when used, so that version 1's fingerprints of the same turns stay readable
-        params["duplicate_rate"] = duplicate_rate
+    for name, rate in (("duplicate_rate", duplicate_rate), ("retraction_rate", retraction_rate)):
+        if rate:  # only named when used, so that version 1's fingerprints of the same turns stay readable
+            params[name] = rate
     conversations, questions, labels = [], [], FactLabels()
     with gc_paused():
         for index in range(count):
@@ -141,6 +148,7 @@ class _Fact:
     session_number: int
     stated_on: datetime
     updated: bool = False
+    retracted: bool = False
     earlier: list[str] = field(default_factory=list)  # turn ids of the statements this value replaced
     restated: list[str] = field(default_factory=list)  # paraphrases of the current statement
     text: str = ""  # the current statement's words
@@ -211,6 +219,11 @@ class _Writer:
                 fact.restated.append(turn_id)
                 said = {_fill(t, fact.subject, fact.value) for t in fact.kind.statements} - {fact.text}
                 return self.rng.choice(sorted(said)) if said else fact.text  # in other words, where there are any
+        retractions = self.p.get("retraction_rate", 0.0)
+        if retractions and draw < fact_rate + self.p["update_rate"] + duplicates + retractions:
+            candidates = [f for f in self.mutable if f.kind.retractions and f.session_number < number]
+            if candidates:  # a retraction comes in a later session; the fact can then no longer change
+                return self._retract(self.rng.choice(candidates), turn_id, session_id, number, started_at)
         return self._distractor()
 
     def _plant(self, turn_id: str, session_id: str, number: int, started_at: datetime) -> str:
@@ -237,6 +250,17 @@ class _Writer:
         fact.session_number, fact.stated_on, fact.updated = number, started_at, True
         self.updates += 1
         fact.text = _fill(self.rng.choice(fact.kind.updates), fact.subject, value)
+        return fact.text
+
+    def _retract(self, fact: _Fact, turn_id: str, session_id: str, number: int, started_at: datetime) -> str:
+        previous = self.labels.statements[fact.turn_id]
+        self.labels.statements[turn_id] = Statement(turn_id, previous.fact, previous.version + 1, fact.turn_id, True)
+        fact.earlier += [fact.turn_id, *fact.restated]
+        fact.restated = []
+        fact.turn_id, fact.session_id, fact.session_number, fact.stated_on = turn_id, session_id, number, started_at
+        fact.retracted = True
+        self.mutable.remove(fact)
+        fact.text = _fill(self.rng.choice(fact.kind.retractions), fact.subject, fact.value)
         return fact.text
 
     def _subject(self) -> _Subject:
@@ -290,9 +314,12 @@ class _Writer:
                 text = _fill(self.rng.choice(fact.kind.questions_when), fact.subject, fact.value)
                 asked.append(("temporal", text, _day(fact.stated_on), (fact,)))
             else:
-                asked.append((_category(fact), _value_question(self.rng, fact), fact.value, (fact,)))
+                answer = fact.kind.retracted if fact.retracted else fact.value
+                asked.append((_category(fact), _value_question(self.rng, fact), answer, (fact,)))
         for _ in range(len(self.facts) // 5):
             first, second = self.rng.sample(self.facts, 2)
+            if first.retracted or second.retracted:  # asked on their own; their answer reads badly joined
+                continue
             one, two = _value_question(self.rng, first), _value_question(self.rng, second)
             text = f"{one.rstrip('?')}, and {two[0].lower()}{two[1:]}"
             asked.append(("multi-fact", text, f"{first.value}; {second.value}", (first, second)))
@@ -313,11 +340,11 @@ class _Writer:
 
 
 def _category(fact: _Fact) -> str:
-    return "updated-fact" if fact.updated else "single-fact"
+    return "retracted-fact" if fact.retracted else "updated-fact" if fact.updated else "single-fact"
 
 
 def _value_question(rng: random.Random, fact: _Fact) -> str:
-    templates = fact.kind.questions_now if fact.updated else fact.kind.questions
+    templates = fact.kind.questions_now if fact.updated or fact.retracted else fact.kind.questions
     return _fill(rng.choice(templates), fact.subject, fact.value)
 
 

@@ -21,6 +21,8 @@ class FactKind(NamedTuple):
     questions: list[str]
     questions_now: list[str]  # asked when the fact was updated
     questions_when: list[str]  # asked about an event's date
+    retractions: list[str] = []  # the fact stops being true ("Ana sold the car and has no car any more")
+    retracted: str = ""  # the answer once retracted: words every retraction of this kind contains
 
 FIRST_NAMES = """Ana Tomas Lena Rui Marta Jonas Ines Karim Sofia Mateo Yara Oskar Lucia Idris Nora Felix Amara Hugo
 Elif Pavel Zoe Rafael Mina Emil Clara Tariq Ida Bruno Leila Anton Maya Diego Freya Samir Alma Viktor Noa Luca Rosa
@@ -82,6 +84,9 @@ PERSON_KINDS: dict[str, FactKind] = {
         ["Where does {who} live?", "Which city is {who} based in?", "In what city does {who} have a flat?"],
         ["Where does {who} live now?", "Which city is {who} in these days?", "Where is {who} based at the moment?"],
         [],
+        ["{name} gave up the flat in {value} and has no fixed home any more.",
+         "{Who} left {value} to travel and has no fixed home any more."],
+        "no fixed home any more",
     ),
     "job": FactKind(
         JOBS, False, True,
@@ -91,6 +96,9 @@ PERSON_KINDS: dict[str, FactKind] = {
         ["What does {who} do for work?", "What is the job of {who}?", "What is {who}'s profession?"],
         ["What is the current job of {who}?", "What does {who} do for a living these days?"],
         [],
+        ["{name} quit working as {a_value} and has no job any more.",
+         "{Who} was let go as {a_value} and has no job any more."],
+        "no job any more",
     ),
     "car": FactKind(
         CARS, False, True,
@@ -100,6 +108,8 @@ PERSON_KINDS: dict[str, FactKind] = {
         ["What car does {who} drive?", "What kind of car does {who} own?"],
         ["What car does {who} drive now?", "Which car does {who} have at the moment?"],
         [],
+        ["{name} sold the {value} and has no car any more.", "{Who} got rid of the {value} and has no car any more."],
+        "no car any more",
     ),
     "food": FactKind(
         FOODS, False, True,
@@ -157,6 +167,8 @@ SELF_KINDS: dict[str, FactKind] = {
         ["Where do I live?", "Which city is my home?"],
         ["Where do I live now?", "Which city did I move to?"],
         [],
+        ["I gave up my flat in {value}, I have no fixed home any more."],
+        "no fixed home any more",
     ),
     "job": FactKind(
         JOBS, False, True,
@@ -165,6 +177,8 @@ SELF_KINDS: dict[str, FactKind] = {
         ["What do I do for work?", "What is my job?"],
         ["What is my current job?", "What do I do for a living now?"],
         [],
+        ["I quit working as {a_value}, I have no job any more."],
+        "no job any more",
     ),
     "hobby": FactKind(
         HOBBIES, True, False,

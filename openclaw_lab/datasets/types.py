@@ -98,6 +98,7 @@ class Statement:
     fact: str  # "<subject>|<attribute>"
     version: int  # 1 for the first statement, then 2, 3, … for each update
     supersedes: str | None = None  # the turn id of the statement it replaced
+    retracted: bool = False  # this version says the fact no longer holds
 
 
 @dataclass

@@ -187,3 +187,18 @@ def test_bad_labels_are_counted_in_the_load_report_and_the_rest_still_measured(e
         [f"label {first}", f"label {second}", "label nowhere", f"label {third}", f"label nowhere~{first}"])
     assert "and 5 labels" in result.environment["dataset"]["load_report"]
     assert "stale_retention" in result.memory["quality"]
+
+
+def test_the_generator_retracts_facts_with_labels_and_questions():
+    bench = generate(4000, seed=2, retraction_rate=0.02)
+    turns = {t.id: t for c in bench.conversations for s in c.sessions for t in s.turns}
+    retracted = [q for q in bench.questions if q.category == "retracted-fact"]
+    assert retracted
+    for q in retracted:
+        (current,) = q.evidence_turn_ids
+        statement = bench.labels.statements[current]
+        assert statement.retracted and statement.supersedes in q.superseded_turn_ids
+        assert q.answer in turns[current].text and q.answer.startswith("no ")  # the retraction says the answer
+        assert set(q.superseded_turn_ids) <= bench.labels.superseded
+    assert generate(1000, seed=2).conversations == generate(1000, seed=2, retraction_rate=0.0).conversations
+    assert generate(1000, seed=2).sha256 != generate(1000, seed=2, retraction_rate=0.02).sha256
