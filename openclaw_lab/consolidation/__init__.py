@@ -35,6 +35,7 @@ from openclaw_lab.consolidation.report import (
     ScoreSummary,
 )
 from openclaw_lab.consolidation.scheduler import ConsolidationScheduler
+from openclaw_lab.consolidation.expiry import Expiry
 from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, VALID_UNTIL, Supersession
 
 __all__ = [
@@ -62,6 +63,7 @@ __all__ = [
     "DEFAULT_EDGES",
     "ConsolidationScheduler",
     "Supersession",
+    "Expiry",
     "SUPERSEDED_BY",
     "VALID_UNTIL",
 ]

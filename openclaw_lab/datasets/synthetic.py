@@ -12,7 +12,8 @@ Ground truth for consolidation (``Benchmark.labels``): every statement carries i
 attribute), a version and the statement it supersedes; questions about an updated fact name the
 superseded statements; with ``duplicate_rate`` some user turns restate an unchanged fact in other words
 in a later session, labelled as a duplicate of the statement they repeat; with ``retraction_rate`` some
-user turns retract a fact (a new version, labelled ``retracted``, superseding the last one).
+user turns retract a fact (a new version, labelled ``retracted``, superseding the last); with ``plan_rate``
+some state a plan for a date 2 to 30 days ahead, labelled with when it expires (the end of that day).
 
 >>> bench = generate(200, seed=1)
 >>> sum(len(s.turns) for c in bench.conversations for s in c.sessions)
@@ -58,6 +59,7 @@ def generate(
     update_rate: float = 0.03,
     duplicate_rate: float = 0.0,
     retraction_rate: float = 0.0,
+    plan_rate: float = 0.0,
     session_turns: tuple[int, int] | list[int] = (10, 30),
     span_days: float = 180.0,
     start: datetime | str = "2023-01-02T09:00:00+00:00",
@@ -65,24 +67,25 @@ def generate(
     """Generate ``n_turns`` turns in ``n_conversations`` conversations (default: one per 1,000 turns).
 
     ``fact_rate``, ``update_rate``, ``duplicate_rate`` and ``retraction_rate`` are the shares of user turns
-    that state a new fact, update an earlier one, restate one unchanged in other words, or retract one; a session has between ``session_turns`` turns; sessions spread over ``span_days`` (more
+    that state a new fact, update an earlier one, restate one unchanged in other words, retract one, or state
+    a plan; a session has between ``session_turns`` turns; sessions spread over ``span_days`` (more
     when they would come closer than two hours apart). The Benchmark's sha256 fingerprints the generator
     version and the parameters (there is no file). Same arguments, same benchmark.
 
     >>> generate(100, seed=3).questions[0].category in CATEGORIES
     True
     """
-    for name, rate in (("duplicate_rate", duplicate_rate), ("retraction_rate", retraction_rate)):
+    extra = {"duplicate_rate": duplicate_rate, "retraction_rate": retraction_rate, "plan_rate": plan_rate}
+    for name, rate in extra.items():
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not 0 <= rate <= 1:
             raise ValueError(f"{name}: {rate!r} must be between 0 and 1")
-    lo, hi = _check(n_turns, n_conversations, fact_rate, update_rate + duplicate_rate + retraction_rate, session_turns,
-                    span_days)  # fmt: skip
+    lo, hi = _check(n_turns, n_conversations, fact_rate, update_rate + sum(extra.values()), session_turns, span_days)
     count = n_conversations if n_conversations is not None else max(1, round(n_turns / 1000))
     begin = as_utc(_parse_start(start), "start")
     params = dict(
         fact_rate=fact_rate, update_rate=update_rate, session_turns=(lo, hi), span_days=span_days, start=begin
     )
-    for name, rate in (("duplicate_rate", duplicate_rate), ("retraction_rate", retraction_rate)):
+    for name, rate in extra.items():
         if rate:  # only named when used, so that version 1's fingerprints of the same turns stay readable
             params[name] = rate
     conversations, questions, labels = [], [], FactLabels()
@@ -224,6 +227,9 @@ class _Writer:
             candidates = [f for f in self.mutable if f.kind.retractions and f.session_number < number]
             if candidates:  # a retraction comes in a later session; the fact can then no longer change
                 return self._retract(self.rng.choice(candidates), turn_id, session_id, number, started_at)
+        plans = self.p.get("plan_rate", 0.0)
+        if plans and draw < fact_rate + self.p["update_rate"] + duplicates + retractions + plans:
+            return self._plan(turn_id, started_at)
         return self._distractor()
 
     def _plant(self, turn_id: str, session_id: str, number: int, started_at: datetime) -> str:
@@ -262,6 +268,15 @@ class _Writer:
         self.mutable.remove(fact)
         fact.text = _fill(self.rng.choice(fact.kind.retractions), fact.subject, fact.value)
         return fact.text
+
+    def _plan(self, turn_id: str, started_at: datetime) -> str:
+        subject = self.rng.choice(self.people) if self.people and self.rng.random() < 0.7 else self.me
+        on = started_at + timedelta(days=self.rng.randint(2, 30))
+        self.labels.expires[turn_id] = datetime.combine(on.date() + timedelta(days=1), datetime.min.time(), on.tzinfo)
+        template = self.rng.choice(vocab.PLANS)
+        if subject is self.me:
+            template = template.replace("{Who} is", "I am").replace("{Who} has", "I have").replace("{Who}", "I")
+        return _fill(template.replace("{date}", _day(on)), subject, self.rng.choice(vocab.CITIES))
 
     def _subject(self) -> _Subject:
         if len(self.me.used) < len(self.me.kinds) and self.rng.random() < 0.15:

@@ -198,6 +198,14 @@ SELF_KINDS: dict[str, FactKind] = {
     ),
 }
 
+# Plans for a date ahead of the statement ({date}: "12 June 2023"); they expire when the date passes.
+PLANS = [
+    "{Who} is flying to {value} on {date}.",
+    "{Who} booked a table at a restaurant in {value} for {date}.",
+    "{Who} has a job interview in {value} on {date}.",
+    "{Who} is meeting an old friend in {value} on {date}.",
+]
+
 # Distractor chatter: the same vocabulary, no fact stated. Slots: {name} {rel} {city} {city2} {job}
 # {hobby} {pet} {car} {food}; {a_job} is the word with its article, {A_job} capitalised.
 DISTRACTORS = [

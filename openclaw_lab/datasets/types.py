@@ -107,11 +107,12 @@ class FactLabels:
 
     statements: dict[str, Statement] = field(default_factory=dict)  # turn id -> statement
     duplicates: list[tuple[str, str]] = field(default_factory=list)  # (statement turn, its paraphrase's turn)
+    expires: dict[str, datetime] = field(default_factory=dict)  # turn id of a plan -> when its date has passed
 
     def validated(self, turn_ids: Collection[str], report: LoadReport) -> FactLabels:
         """These labels without the ones that cannot be right, each counted in ``report`` (never an error):
         a statement of no dataset turn, one that supersedes no statement or whose supersedes chain cycles,
-        a duplicate pair naming an unknown turn.
+        a duplicate pair or an expiring plan naming an unknown turn.
 
         >>> labels = FactLabels({"t1": Statement("t1", "a", 2, "t2"), "t2": Statement("t2", "a", 1, "t1"),
         ...                      "t3": Statement("t3", "b", 2, "t9")}, [("t3", "t7")])
@@ -138,7 +139,13 @@ class FactLabels:
                 pairs.append((a, b))
             else:
                 report.skip(f"label {a}~{b}", "a duplicate pair naming a turn not in the dataset")
-        return FactLabels(kept, pairs)
+        expires = {}
+        for turn, end in self.expires.items():
+            if turn in turn_ids:
+                expires[turn] = end
+            else:
+                report.skip(f"label {turn}", "an expiring plan naming no turn of the dataset")
+        return FactLabels(kept, pairs, expires)
 
     def _on_cycle(self, turn: str) -> bool:
         seen, current = {turn}, self.statements[turn].supersedes

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_lab.clock import Clock, SimulatedClock
-from openclaw_lab.consolidation import ConsolidationPolicy, NoDecay, PrunePolicy, Supersession
+from openclaw_lab.consolidation import ConsolidationPolicy, Expiry, NoDecay, PrunePolicy, Supersession
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
@@ -168,6 +168,7 @@ def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
         interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
         supersession=(construct(Supersession, settings.supersession, "consolidation.supersession")
                       if settings.supersession is not None else None),
+        expiry=construct(Expiry, settings.expiry, "consolidation.expiry") if settings.expiry is not None else None,
     )  # fmt: skip
 
 

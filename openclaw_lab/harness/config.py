@@ -175,6 +175,7 @@ class ConsolidationConfig:
     policy: dict[str, Any] = field(default_factory=dict)  # ConsolidationPolicy thresholds
     merge_threshold: float | None = 0.95  # None never merges
     supersession: dict[str, Any] | None = None  # Supersession settings; a table (even empty) turns it on
+    expiry: dict[str, Any] | None = None  # Expiry settings (plans whose dates passed); a table turns it on
 
     def __post_init__(self) -> None:
         _require(self.interval_hours is None or self.interval_hours > 0, "consolidation.interval_hours",

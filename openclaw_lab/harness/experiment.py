@@ -164,7 +164,9 @@ def consolidation_figures(
         turn_runs = {key.rsplit(".", 1)[0]: run for key, run in runs.items() if key.endswith(".turn")}
         k = max([k for k in config.metrics.k if k <= 10] or [min(config.metrics.k)])
         labels = benchmark.labels.validated(turn_ids, benchmark.report) if benchmark.labels is not None else None
-        if quality := quality_figures(labels, benchmark.questions, items, turn_runs, k):
+        asked = {replay.conversation_id: replay.asked_at for replay in replays}
+        question_time = {t.id: asked[c.id] for c in benchmark.conversations for s in c.sessions for t in s.turns}
+        if quality := quality_figures(labels, benchmark.questions, items, turn_runs, k, question_time):
             figures["quality"] = quality
     return figures
 

@@ -11,6 +11,8 @@ need no labels and are reported for every dataset.
   marked superseded (``metadata["superseded_by"]``) (lower is better).
 - ``duplicate_handling``: precision and recall of the turn pairs that consolidation merged into one item,
   against the labelled duplicates (statements of one fact and version; higher is better; one-turn units).
+- ``expired_retention``: the share of plans whose date had passed by question time still held by some
+  item not marked ``valid_until`` (lower is better).
 - ``compression``: per tier, the items and tokens held at question time against the units and tokens the
   replay saw (lower holds less; read it beside retention and answer kept).
 - ``provenance``: source ids that resolve to no dataset turn, and items marked superseded by an item that
@@ -27,17 +29,18 @@ need no labels and are reported for every dataset.
 from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from datetime import datetime
 from itertools import combinations
 from typing import Any
 
-from openclaw_lab.consolidation import SUPERSEDED_BY, semantic_id
+from openclaw_lab.consolidation import SUPERSEDED_BY, VALID_UNTIL, semantic_id
 from openclaw_lab.datasets.types import FactLabels, Question, Statement
 from openclaw_lab.harness.metrics import mcnemar
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = [
-    "stale_above_current", "stale_per_question", "stale_retention", "duplicate_handling", "compression", "provenance",
+    "stale_above_current", "stale_per_question", "stale_retention", "expired_retention", "duplicate_handling", "compression", "provenance",
     "quality_figures", "SUPERSEDED_BY",
 ]  # fmt: skip
 
@@ -80,6 +83,30 @@ def stale_retention(labels: FactLabels, items: Iterable[MemoryItem]) -> dict[str
                 holders.setdefault(turn, []).append(item)
     stale = [t for t, held in holders.items() if not all(SUPERSEDED_BY in item.metadata for item in held)]
     return {"stale_retention": len(stale) / len(superseded), "superseded": len(superseded)}
+
+
+def expired_retention(
+    labels: FactLabels, items: Iterable[MemoryItem], question_time: Mapping[str, datetime]
+) -> dict[str, Any] | None:
+    """The share of plans expired at their conversation's question time (``question_time``: turn id -> time)
+    that some item still holds unmarked. None: no plan had expired.
+
+    >>> from datetime import datetime, timezone
+    >>> at = lambda day: datetime(2023, 5, day, tzinfo=timezone.utc)
+    >>> labels = FactLabels(expires={"p1": at(3), "p2": at(20)})  # p2 still ahead at question time
+    >>> expired_retention(labels, [MemoryItem.new("Ana flies on 2 May", now=at(1), source_ids=["p1"])], {"p1": at(8), "p2": at(8)})
+    {'expired_retention': 1.0, 'expired': 1}
+    """
+    expired = {turn for turn, end in labels.expires.items() if turn in question_time and end <= question_time[turn]}
+    if not expired:
+        return None
+    held: dict[str, list[MemoryItem]] = {}
+    for item in items:
+        for turn in item.source_ids:
+            if turn in expired:
+                held.setdefault(turn, []).append(item)
+    stale = [turn for turn, holders in held.items() if not all(VALID_UNTIL in item.metadata for item in holders)]
+    return {"expired_retention": len(stale) / len(expired), "expired": len(expired)}
 
 
 def duplicate_handling(labels: FactLabels, items: Iterable[MemoryItem]) -> dict[str, Any] | None:
@@ -149,7 +176,7 @@ def provenance(items: Sequence[MemoryItem], turn_ids: Collection[str]) -> dict[s
 
 def quality_figures(
     labels: FactLabels | None, questions: Sequence[Question], items: Sequence[MemoryItem],
-    turn_runs: Mapping[str, RunDict], k: int,
+    turn_runs: Mapping[str, RunDict], k: int, question_time: Mapping[str, datetime] | None = None,
 ) -> dict[str, Any]:
     """Every figure the labels allow: per system for the ranking one (with McNemar's p against the first
     system on the same questions), for the memory for the others."""
@@ -157,6 +184,7 @@ def quality_figures(
         return {}
     figures: dict[str, Any] = {}
     for name, value in (("stale_retention", stale_retention(labels, items)),
+                        ("expired_retention", expired_retention(labels, items, question_time or {})),
                         ("duplicates", duplicate_handling(labels, items))):  # fmt: skip
         if value is not None:
             figures[name] = value

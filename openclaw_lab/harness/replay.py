@@ -19,8 +19,8 @@ from typing import Any
 from openclaw_lab.agent.remember import RememberPolicy
 from openclaw_lab.clock import SimulatedClock
 from openclaw_lab.consolidation import (
-    SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, PrunePolicy, Supersession, consolidation_job,
-    semantic_id,
+    SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, Supersession,
+    consolidation_job, semantic_id,
 )  # fmt: skip
 from openclaw_lab.datasets.types import Conversation, Question, Session
 from openclaw_lab.embedding import Embedder
@@ -93,32 +93,44 @@ class ConsolidationPlan:
     merge_threshold: float | None = 0.95
     interval: timedelta | None = None  # None: the scheduler's default
     supersession: Supersession | None = None  # marks replaced memories before each run
+    expiry: Expiry | None = None  # marks plans whose dates have passed before each run
 
     def scheduler(self, memory: MemoryManager, clock: SimulatedClock) -> ConsolidationScheduler:
         job = consolidation_job(memory.episodic, memory.semantic, policy=self.policy, prune=self.prune,
                                 prune_episodic=self.prune_episodic, merge_threshold=self.merge_threshold,
                                 log=memory.episodic)  # fmt: skip
+        markers = []
         if self.supersession is not None:
-            job = _superseding(self.supersession, memory, job)
+            markers.append(lambda items, now: self.supersession.marks(items))  # type: ignore[union-attr]
+        if self.expiry is not None:
+            markers.append(self.expiry.marks)
+        if markers:
+            job = _marking(markers, memory, job)
         timing = {"interval": self.interval} if self.interval is not None else {}
         return ConsolidationScheduler(job, clock, raise_errors=True, **timing)
 
 
-def _superseding(supersession: Supersession, memory: MemoryManager, job: Callable[[datetime], Any]) -> Callable:
-    """``job`` preceded by marking the replaced episodic items, and the semantic copies they already have."""
+def _marking(markers: Sequence[Callable[[list[MemoryItem], datetime], list[MemoryItem]]], memory: MemoryManager,
+             job: Callable[[datetime], Any]) -> Callable:  # fmt: skip
+    """``job`` preceded by marking episodic items no longer valid (replaced, expired), and the semantic
+    copies they already have."""
 
     def run(now: datetime) -> Any:
-        marks = supersession.marks(list(memory.episodic.items()))
-        if marks:
+        for marker in markers:
+            marks = marker(list(memory.episodic.items()), now)
+            if not marks:
+                continue
             memory.episodic.upsert(marks)
             by_copy = {semantic_id(item.id): item for item in marks}
             copies = memory.semantic.get(list(by_copy))
-            memory.semantic.upsert([copy.replace(metadata={**copy.metadata, SUPERSEDED_BY: by_copy[copy.id].metadata[SUPERSEDED_BY],
-                                                           VALID_UNTIL: by_copy[copy.id].metadata[VALID_UNTIL]})
-                                    for copy in copies])  # fmt: skip
+            memory.semantic.upsert([copy.replace(metadata={**copy.metadata, **_validity(by_copy[copy.id])}) for copy in copies])
         return job(now)
 
     return run
+
+
+def _validity(item: MemoryItem) -> dict[str, Any]:
+    return {key: item.metadata[key] for key in (SUPERSEDED_BY, VALID_UNTIL) if key in item.metadata}
 
 
 @dataclass(frozen=True)

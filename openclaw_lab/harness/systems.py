@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
 from openclaw_lab.clock import Clock, SimulatedClock
-from openclaw_lab.consolidation.supersession import SUPERSEDED_BY
+from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, VALID_UNTIL
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.harness.replay import ConversationReplay
 from openclaw_lab.model import MemoryItem
@@ -29,8 +29,13 @@ class System(Protocol):
         """The best ``depth`` item ids per question (higher score is better), and the fitted models' provenance."""
 
 
+def _no_longer_valid(item: MemoryItem) -> bool:
+    return SUPERSEDED_BY in item.metadata or VALID_UNTIL in item.metadata
+
+
 def handle_superseded(run: RunDict, items: Mapping[str, MemoryItem], mode: str) -> RunDict:
-    """A run with memories marked ``superseded_by`` kept as ranked, demoted below every other hit, or filtered out.
+    """A run with memories no longer valid (marked ``superseded_by`` or ``valid_until``: replaced or expired)
+    kept as ranked, demoted below every other hit, or filtered out.
 
     >>> from datetime import datetime
     >>> old = MemoryItem.new("x", now=datetime(2023, 1, 1), id="old", metadata={"superseded_by": "new"})
@@ -46,7 +51,7 @@ def handle_superseded(run: RunDict, items: Mapping[str, MemoryItem], mode: str) 
         return run
     out: RunDict = {}
     for qid, hits in run.items():
-        current = {i: s for i, s in hits.items() if SUPERSEDED_BY not in items[i].metadata}
+        current = {i: s for i, s in hits.items() if not _no_longer_valid(items[i])}
         stale = {i: s for i, s in hits.items() if i not in current}
         if mode == "demote" and stale:  # shifted below the lowest current score, order among themselves kept
             floor = min(current.values(), default=0.0) - max(stale.values()) - 1.0

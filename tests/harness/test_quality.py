@@ -202,3 +202,34 @@ def test_the_generator_retracts_facts_with_labels_and_questions():
         assert set(q.superseded_turn_ids) <= bench.labels.superseded
     assert generate(1000, seed=2).conversations == generate(1000, seed=2, retraction_rate=0.0).conversations
     assert generate(1000, seed=2).sha256 != generate(1000, seed=2, retraction_rate=0.02).sha256
+
+
+def test_expiry_marks_plans_whose_dates_passed_and_nothing_said_about_the_past():
+    from openclaw_lab.consolidation import VALID_UNTIL, Expiry
+
+    said = T0.replace(month=6, day=2)
+    plan = MemoryItem.new("Ana is flying to Rome on June 12, 2023 and back on 2023-06-20", now=said, id="p")
+    event = MemoryItem.new("Ana flew to Rome on 1 June 2023", now=said, id="e")
+    vague = MemoryItem.new("Ana is flying to Rome next Friday", now=said, id="v")
+    assert Expiry().marks([plan, event, vague], T0.replace(month=6, day=20, hour=23)) == []  # the last date not over
+    marked = Expiry().marks([plan, event, vague], T0.replace(month=6, day=21))
+    assert [(m.id, m.metadata[VALID_UNTIL]) for m in marked] == [("p", "2023-06-21T00:00:00+00:00")]
+    assert Expiry(grace_days=2).marks([plan], T0.replace(month=6, day=22)) == []
+    assert Expiry().marks(marked, T0.replace(month=7)) == []  # already marked: left alone
+    with pytest.raises(ValueError, match="grace_days"):
+        Expiry(grace_days=-1)
+
+
+def test_expiry_lowers_expired_retention_in_a_replay(embedder):
+    bench = generate(3000, seed=6, plan_rate=0.02)
+
+    def expired(consolidation):
+        config = ExperimentConfig.from_dict({"name": "e", "dataset": {"name": "synthetic"},
+                                             "consolidation": {"enabled": True, "interval_hours": 24, **consolidation},
+                                             "systems": [{"name": "bm25", "strategy": "bm25"}]})  # fmt: skip
+        memory = run_experiment(config, results_dir=None, embedder=embedder, benchmark=bench, progress=False).memory
+        return memory["quality"]["expired_retention"]
+
+    without, with_expiry = expired({}), expired({"expiry": {}})
+    assert without["expired_retention"] == 1.0 and without["expired"] > 10  # nothing marks a plan: all still held
+    assert with_expiry["expired_retention"] == 0.0 and with_expiry["expired"] == without["expired"]
