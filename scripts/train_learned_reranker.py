@@ -14,6 +14,7 @@ from pathlib import Path
 
 from openclaw_lab.datasets import load_locomo
 from openclaw_lab.embedding import Embedder
+from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.crossfit import training_queries
 from openclaw_lab.harness.experiment import questions_by_conversation, replay_benchmark
@@ -29,7 +30,7 @@ def main() -> None:
     benchmark = full.subset(train_ids)
     config = ExperimentConfig.from_toml(Path(__file__).parents[1] / "experiments" / "locomo-baselines.toml")
     embedder = Embedder()
-    replays = replay_benchmark(benchmark, config, embedder, Path(tempfile.mkdtemp()))
+    replays = replay_benchmark(benchmark, build(config, embedder=embedder).replay, embedder, Path(tempfile.mkdtemp()))
     queries = training_queries(replays, questions_by_conversation(benchmark), embedder, DEPTH)
     fitted = [q for q in queries.values() if q.relevant]
     model = LearnedReranker().fit(

@@ -24,7 +24,7 @@ import numpy as np
 
 from openclaw_lab.model import MemoryItem
 
-__all__ = ["Supersession", "SUPERSEDED_BY", "VALID_UNTIL", "subjects"]
+__all__ = ["Supersession", "SUPERSEDED_BY", "VALID_UNTIL", "subjects", "candidate_pairs", "mark"]
 
 SUPERSEDED_BY, VALID_UNTIL = "superseded_by", "valid_until"
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
@@ -57,23 +57,38 @@ class Supersession:
 
     def marks(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
         """The items to rewrite, marked by their newest replacement; items already marked are left alone."""
-        live = sorted((i for i in items if i.embedding is not None and SUPERSEDED_BY not in i.metadata),
-                      key=lambda item: (item.created_at, item.id))  # fmt: skip
-        if len(live) < 2:
-            return []
-        matrix = np.vstack([item.embedding for item in live]).astype(np.float32)
-        matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-        close = matrix @ matrix.T
-        close = (close >= self.min_similarity) & (close < self.max_similarity)
-        names = [subjects(item) for item in live]
-        marked = []
-        for older in range(len(live) - 1):
-            if not names[older]:
-                continue
-            newer = [j for j in np.flatnonzero(close[older, older + 1 :]) + older + 1
-                     if names[older] & names[j] and live[j].created_at > live[older].created_at]  # fmt: skip
-            if newer:
-                replacement = live[newer[-1]]
-                marked.append(live[older].replace(metadata={**live[older].metadata, SUPERSEDED_BY: replacement.id,
-                                                            VALID_UNTIL: replacement.created_at.isoformat()}))  # fmt: skip
-        return marked
+        live, pairs = candidate_pairs(items, self.min_similarity, self.max_similarity)
+        newest: dict[int, int] = {}
+        for older, newer, _ in pairs:  # pairs come in (older, newer) order: the last newer is the newest
+            newest[older] = newer
+        return [mark(live[older], live[newer]) for older, newer in newest.items()]
+
+
+def candidate_pairs(
+    items: Sequence[MemoryItem], min_similarity: float, max_similarity: float
+) -> tuple[list[MemoryItem], list[tuple[int, int, float]]]:
+    """The unmarked items with embeddings, oldest first, and the (older, newer, cosine) index pairs where the
+    newer item names a subject the older one names and their cosine is in ``[min_similarity, max_similarity)``."""
+    live = sorted((i for i in items if i.embedding is not None and SUPERSEDED_BY not in i.metadata),
+                  key=lambda item: (item.created_at, item.id))  # fmt: skip
+    if len(live) < 2:
+        return live, []
+    matrix = np.vstack([item.embedding for item in live]).astype(np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    cosine = matrix @ matrix.T
+    close = (cosine >= min_similarity) & (cosine < max_similarity)
+    names = [subjects(item) for item in live]
+    pairs = []
+    for older in range(len(live) - 1):
+        if not names[older]:
+            continue
+        for newer in np.flatnonzero(close[older, older + 1 :]) + older + 1:
+            if names[older] & names[newer] and live[newer].created_at > live[older].created_at:
+                pairs.append((older, int(newer), float(cosine[older, newer])))
+    return live, pairs
+
+
+def mark(older: MemoryItem, replacement: MemoryItem) -> MemoryItem:
+    """``older`` marked as replaced by ``replacement`` from the time ``replacement`` was made."""
+    return older.replace(metadata={**older.metadata, SUPERSEDED_BY: replacement.id,
+                                   VALID_UNTIL: replacement.created_at.isoformat()})  # fmt: skip

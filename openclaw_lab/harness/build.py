@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_lab.clock import Clock, SimulatedClock
-from openclaw_lab.consolidation import ConsolidationPolicy, Expiry, NoDecay, PrunePolicy, Supersession
+from openclaw_lab.consolidation import ConsolidationPolicy, Expiry, NoDecay, PrunePolicy
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
@@ -166,10 +166,17 @@ def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
         prune_episodic=prune if "episodic" in settings.prune_tiers else None,
         merge_threshold=settings.merge_threshold,
         interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
-        supersession=(construct(Supersession, settings.supersession, "consolidation.supersession")
-                      if settings.supersession is not None else None),
+        supersession=_supersession(settings.supersession) if settings.supersession is not None else None,
         expiry=construct(Expiry, settings.expiry, "consolidation.expiry") if settings.expiry is not None else None,
     )  # fmt: skip
+
+
+def _supersession(settings: dict[str, Any]) -> Any:
+    """The supersession rule a ``consolidation.supersession`` table names (``strategy``, default similarity)."""
+    params = dict(settings)
+    name = params.pop("strategy", "similarity")
+    rule = registry.supersession_rules.get(name, field="consolidation.supersession.strategy")
+    return construct(rule, params, "consolidation.supersession")
 
 
 def _qa_plan(config: ExperimentConfig) -> QAPlan | None:

@@ -174,7 +174,8 @@ class ConsolidationConfig:
     prune_tiers: tuple[str, ...] = ("semantic",)  # the seed prunes semantic items only
     policy: dict[str, Any] = field(default_factory=dict)  # ConsolidationPolicy thresholds
     merge_threshold: float | None = 0.95  # None never merges
-    supersession: dict[str, Any] | None = None  # Supersession settings; a table (even empty) turns it on
+    # a table (even empty) turns it on: strategy ("similarity", the default, or "learned") and its settings
+    supersession: dict[str, Any] | None = None
     expiry: dict[str, Any] | None = None  # Expiry settings (plans whose dates passed); a table turns it on
 
     def __post_init__(self) -> None:
@@ -347,7 +348,8 @@ class ExperimentConfig:
         """A copy with several settings changed at once, checked together (``qa.enabled`` with ``qa.answer``)."""
         data = copy.deepcopy(self.to_dict())
         data.pop("sweep")
-        open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"])
+        open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"],
+                       ["supersession"], ["expiry"])  # fmt: skip
         for dotted, value in changes.items():
             *path, last = dotted.split(".")
             node = data

@@ -23,7 +23,7 @@ from typing import Any
 from openclaw_lab.errors import ConfigError, OpenClawError
 
 __all__ = [
-    "Registry", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "datasets",
+    "Registry", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "supersession_rules", "datasets",
     "rerankers", "remember_policies", "agents",
 ]  # fmt: skip
 
@@ -149,6 +149,10 @@ decay_laws.register("exponential", "openclaw_lab.consolidation.decay:Exponential
 decay_laws.register("ebbinghaus", "openclaw_lab.consolidation.decay:EbbinghausDecay")
 decay_laws.register("power", "openclaw_lab.consolidation.decay:PowerLawDecay")
 decay_laws.register("none", "openclaw_lab.consolidation.decay:NoDecay")
+
+supersession_rules = Registry("supersession rule")
+supersession_rules.register("similarity", "openclaw_lab.consolidation.supersession:Supersession")
+supersession_rules.register("learned", "openclaw_lab.consolidation.learned_supersession:LearnedSupersession")
 
 datasets = Registry("dataset")
 datasets.register("locomo", "openclaw_lab.datasets.locomo:load_locomo")

@@ -233,3 +233,55 @@ def test_expiry_lowers_expired_retention_in_a_replay(embedder):
     without, with_expiry = expired({}), expired({"expiry": {}})
     assert without["expired_retention"] == 1.0 and without["expired"] > 10  # nothing marks a plan: all still held
     assert with_expiry["expired_retention"] == 0.0 and with_expiry["expired"] == without["expired"]
+
+
+def test_the_learned_supersession_model_loads_with_its_provenance_and_refuses_a_bad_file(tmp_path):
+    import numpy as np
+
+    from openclaw_lab.consolidation.learned_supersession import FEATURES, LearnedSupersession
+
+    shipped = LearnedSupersession()
+    assert shipped.provenance["script"] == "scripts/train_supersession.py" and shipped.provenance["seed"] == 2024
+    assert 0 < shipped.provenance["cross_fitted"]["precision@0.5"] <= 1
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(200, len(FEATURES)))
+    y = x[:, 0] + 0.1 * rng.normal(size=200) > 1.0  # the cosine column decides
+    LearnedSupersession.save(tmp_path / "m.json", x, y, {"script": "test"})
+    refitted = LearnedSupersession(tmp_path / "m.json")
+    assert refitted.coef[0] == max(refitted.coef) and refitted.provenance["positive"] == int(y.sum())
+    with pytest.raises(ValueError, match="labels: need both classes"):
+        LearnedSupersession.save(tmp_path / "n.json", x, np.zeros(200, dtype=bool), {})
+    (tmp_path / "bad.json").write_text('{"format": "something else"}')
+    with pytest.raises(ValueError, match=r"^path: .*bad.json is not a openclaw-lab/learned-supersession model"):
+        LearnedSupersession(tmp_path / "bad.json")
+    with pytest.raises(ValueError, match="threshold"):
+        LearnedSupersession(threshold=1.0)
+
+
+def test_learned_supersession_keeps_more_recall_than_similarity_for_as_few_stale_rankings(embedder):
+    bench = generate(3000, seed=11, duplicate_rate=0.03, retraction_rate=0.003)
+
+    def run(strategy):
+        config = ExperimentConfig.from_dict({"name": strategy, "dataset": {"name": "synthetic"}, "metrics": {"k": [10]},
+                                             "consolidation": {"enabled": True, "interval_hours": 24,
+                                                               "supersession": {"strategy": strategy}},
+                                             "systems": [{"name": "keep", "strategy": "bm25"},
+                                                         {"name": "demote", "strategy": "bm25", "superseded": "demote"}]})  # fmt: skip
+        result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=bench, progress=False)
+        stale = result.memory["quality"]["stale_above_current"]
+        return stale["keep"]["stale_above_current"], stale["demote"]["stale_above_current"], result.metrics["demote"]["turn.recall@10"]
+
+    keep, similarity_stale, similarity_recall = run("similarity")
+    _, learned_stale, learned_recall = run("learned")
+    assert learned_stale < keep and similarity_stale < keep  # both retire stale statements
+    assert learned_recall > similarity_recall + 0.1  # the learned rule marks far fewer memories that were current
+
+
+def test_an_unknown_supersession_rule_is_named_with_a_suggestion():
+    from openclaw_lab.errors import ConfigError
+    from openclaw_lab.harness.build import build
+
+    config = ExperimentConfig.from_dict({"name": "u", "dataset": {"name": "synthetic"},
+                                         "consolidation": {"enabled": True, "supersession": {"strategy": "lerned"}}})  # fmt: skip
+    with pytest.raises(ConfigError, match=r"^consolidation.supersession.strategy: unknown supersession rule 'lerned'; did you mean 'learned'"):
+        build(config)
