@@ -44,13 +44,16 @@ def _sweep(args: argparse.Namespace) -> int:
 
 def _compare(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.compare import compare_dirs
-    from openclaw_lab.harness.report import qa_table
+    from openclaw_lab.harness.report import qa_table, stale_table
     from openclaw_lab.harness.results import read_run
 
     print(compare_dirs(args.dirs, level=args.level, stat_test=args.test).round(4).to_string())
-    for run_dir in args.dirs:  # end-to-end QA, with McNemar's p against the first system (p_vs_first)
-        if qa := read_run(run_dir)["metrics"].get("qa"):
+    for run_dir in args.dirs:  # QA and stale facts, each with McNemar's p against the run's first system
+        metrics = read_run(run_dir)["metrics"]
+        if qa := metrics.get("qa"):
             print(f"{run_dir}: {qa_table(qa)}")
+        if "stale_above_current" in (quality := metrics["memory"].get("quality", {})):
+            print(f"{run_dir}: stale facts (lower is better)\n{stale_table(quality).round(4).to_string()}")
     return 0
 
 

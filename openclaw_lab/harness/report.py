@@ -9,7 +9,7 @@ import pandas as pd
 from openclaw_lab.harness.metrics import unscored_note
 from openclaw_lab.harness.results import read_run
 
-__all__ = ["metrics_table", "write_report"]
+__all__ = ["metrics_table", "write_report", "stale_table", "consolidation_lines"]
 
 HEADLINE = ("session.recall@10", "session.hit_rate@5", "turn.recall@10", "turn.ndcg@10", "turn.mrr")
 
@@ -49,16 +49,20 @@ def _qa_by_category(qa: dict) -> str:
     return f"Judged accuracy by category (judge: {qa['models']['judge']}):\n\n{table.to_markdown()}"
 
 
+def stale_table(quality: dict) -> pd.DataFrame:
+    """Systems as rows: questions, the stale-fact shares, then McNemar's p of each against the first system."""
+    stale = pd.DataFrame(quality["stale_above_current"]).T
+    shares = sorted(c for c in stale.columns if c != "questions" and not c.startswith("p("))
+    return stale[["questions", *shares, *sorted(c for c in stale.columns if c.startswith("p("))]]
+
+
 def consolidation_lines(memory: dict) -> list[str]:
     """Markdown for the consolidation figures of a run's metrics.json (those it has)."""
     lines = []
     if quality := memory.get("quality"):
         if "stale_above_current" in quality:
-            stale = pd.DataFrame(quality["stale_above_current"]).T
-            stale = stale[["questions", *sorted(c for c in stale.columns if c != "questions" and not c.startswith("p(")),
-                           *sorted(c for c in stale.columns if c.startswith("p("))]]  # fmt: skip
             lines += ["Stale facts (updated-fact questions; lower is better; p: McNemar against the first system):", "",
-                      stale.round(4).to_markdown(), ""]  # fmt: skip
+                      stale_table(quality).round(4).to_markdown(), ""]  # fmt: skip
         rest = {name: value for name, value in quality.items() if name != "stale_above_current"}
         if rest:
             lines += [pd.DataFrame({k: pd.Series(v) for k, v in rest.items()}).T.round(4).to_markdown(), ""]

@@ -143,17 +143,25 @@ def test_supersession_marks_the_older_statement_of_a_subject():
         Supersession(min_similarity=0.99, max_similarity=0.9)
 
 
-def test_supersession_lowers_stale_rankings_when_systems_demote_them(embedder):
+def test_supersession_lowers_stale_rankings_when_systems_demote_them(embedder, tmp_path, capsys):
     config = ExperimentConfig.from_dict({"name": "s", "dataset": {"name": "synthetic"},
                                          "consolidation": {"enabled": True, "interval_hours": 24, "supersession": {}},
                                          "systems": [{"name": "keep", "strategy": "bm25"},
                                                      {"name": "demote", "strategy": "bm25", "superseded": "demote"},
                                                      {"name": "filter", "strategy": "bm25", "superseded": "filter"}]})  # fmt: skip
-    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=generate(2000, seed=3), progress=False)
+    result = run_experiment(config, results_dir=tmp_path, embedder=embedder, benchmark=generate(2000, seed=3), progress=False)
     quality = result.memory["quality"]
     stale = {name: value["stale_above_current"] for name, value in quality["stale_above_current"].items()}
     assert stale["demote"] < stale["keep"] and stale["filter"] <= stale["demote"]
     assert quality["stale_retention"]["stale_retention"] < 1.0  # some superseded statements are now marked
+    from openclaw_lab.cli import main
+
+    assert main(["compare", str(result.path), "--level", "turn"]) == 0
+    shown = capsys.readouterr().out
+    assert "stale facts" in shown and "p(stale_above_current)" in shown  # the paired test beside the ranx table
+    from openclaw_lab.harness import write_report
+
+    assert "Stale facts" in write_report(result.path).read_text() and (result.path / "stale_above_current.png").exists()
 
 
 def test_answer_kept_is_zero_when_consolidation_only_copies_and_negative_when_it_prunes_evidence(embedder):
