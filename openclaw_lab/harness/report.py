@@ -49,6 +49,10 @@ def _qa_by_category(qa: dict) -> str:
     return f"Judged accuracy by category (judge: {qa['models']['judge']}):\n\n{table.to_markdown()}"
 
 
+def _short(value: object) -> str:
+    return f"{value:.4g}" if isinstance(value, float) else str(value)
+
+
 def stale_table(quality: dict) -> pd.DataFrame:
     """Systems as rows: questions, the stale-fact shares, then McNemar's p of each against the first system."""
     stale = pd.DataFrame(quality["stale_above_current"]).T
@@ -63,17 +67,19 @@ def consolidation_lines(memory: dict) -> list[str]:
         if "stale_above_current" in quality:
             lines += ["Stale facts (updated-fact questions; lower is better; p: McNemar against the first system):", "",
                       stale_table(quality).round(4).to_markdown(), ""]  # fmt: skip
-        rest = {name: value for name, value in quality.items() if name != "stale_above_current"}
-        if rest:
-            lines += [pd.DataFrame({k: pd.Series(v) for k, v in rest.items()}).T.round(4).to_markdown(), ""]
+        for name, figures in quality.items():
+            if name != "stale_above_current":
+                lines += [f"{name}: " + ", ".join(f"{k} {_short(v)}" for k, v in figures.items()), ""]
     if "compression" in memory:
         lines += ["Compression (held at question time against seen):", "",
                   pd.DataFrame(memory["compression"]).T.round(4).to_markdown(), ""]  # fmt: skip
     if "provenance" in memory:
         lines += ["Provenance: " + ", ".join(f"{k} {v}" for k, v in memory["provenance"].items()), ""]
     if "answer_kept" in memory:
+        kept = pd.Series(memory["answer_kept"]).rename(lambda budget: f"{budget} tokens" if budget.isdigit() else budget)
+        kept = kept[sorted(kept.index, key=lambda b: (not b[0].isdigit(), int(b.split()[0]) if b[0].isdigit() else 0))]
         lines += ["Answer kept (answer-in-context with consolidation minus without, all questions):", "",
-                  pd.Series(memory["answer_kept"]).round(4).to_frame("change").T.to_markdown(), ""]  # fmt: skip
+                  kept.round(4).to_frame("change").T.to_markdown(), ""]  # fmt: skip
     return ["## Consolidation", "", *lines] if lines else []
 
 
