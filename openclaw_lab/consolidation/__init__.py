@@ -36,7 +36,7 @@ from openclaw_lab.consolidation.report import (
 )
 from openclaw_lab.consolidation.scheduler import ConsolidationScheduler
 from openclaw_lab.consolidation.expiry import Expiry
-from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, VALID_UNTIL, Supersession
+from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, VALID_UNTIL, Supersession, SupersessionRule
 
 __all__ = [
     "DecayLaw",
@@ -63,6 +63,7 @@ __all__ = [
     "DEFAULT_EDGES",
     "ConsolidationScheduler",
     "Supersession",
+    "SupersessionRule",
     "Expiry",
     "SUPERSEDED_BY",
     "VALID_UNTIL",

@@ -19,12 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 
 from openclaw_lab.model import MemoryItem
 
-__all__ = ["Supersession", "SUPERSEDED_BY", "VALID_UNTIL", "subjects", "candidate_pairs", "mark"]
+__all__ = ["Supersession", "SupersessionRule", "SUPERSEDED_BY", "VALID_UNTIL", "subjects", "candidate_pairs", "mark"]
 
 SUPERSEDED_BY, VALID_UNTIL = "superseded_by", "valid_until"
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
@@ -41,6 +42,14 @@ def subjects(item: MemoryItem) -> frozenset[str]:
     """
     speaker = str(item.metadata.get("speaker", ""))
     return frozenset(name for name in _NAME.findall(item.content) if name not in _NOT_NAMES and name != speaker)
+
+
+class SupersessionRule(Protocol):
+    """Anything that picks the memories a newer one replaces: ``Supersession``, ``LearnedSupersession``."""
+
+    def marks(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        """The items to rewrite, each marked ``superseded_by`` / ``valid_until``."""
+        ...
 
 
 @dataclass(frozen=True)

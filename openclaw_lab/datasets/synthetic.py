@@ -42,7 +42,7 @@ QUESTION_DELAY = timedelta(days=1)
 MIN_SESSION_GAP_MINUTES = 120  # sessions never overlap under any per-turn clock step below ~4 minutes
 CONFUSER_RATE = 0.1  # share of chatter that names a known person next to one of their fact values
 VERSION = 2  # bump when the same parameters would generate different data (2: fact labels, duplicates)
-_TURNS_VERSION = 1  # seeds the text: with duplicate_rate and retraction_rate 0, version 2 writes version 1's turns
+_TURNS_VERSION = 1  # seeds the text: with the duplicate, retraction and plan rates 0, version 2 writes version 1's turns
 _MONTHS = "January February March April May June July August September October November December".split()
 _ASSISTANT = [f"{a} {b}" for a in vocab.ASSISTANT_OPENERS for b in vocab.ASSISTANT_FOLLOWUPS]
 _SLOTS = [
@@ -66,8 +66,8 @@ def generate(
 ) -> Benchmark:
     """Generate ``n_turns`` turns in ``n_conversations`` conversations (default: one per 1,000 turns).
 
-    ``fact_rate``, ``update_rate``, ``duplicate_rate`` and ``retraction_rate`` are the shares of user turns
-    that state a new fact, update an earlier one, restate one unchanged in other words, retract one, or state
+    ``fact_rate``, ``update_rate``, ``duplicate_rate``, ``retraction_rate`` and ``plan_rate`` are the shares
+    of user turns that state a new fact, update an earlier one, restate one unchanged in other words, retract one, or state
     a plan; a session has between ``session_turns`` turns; sessions spread over ``span_days`` (more
     when they would come closer than two hours apart). The Benchmark's sha256 fingerprints the generator
     version and the parameters (there is no file). Same arguments, same benchmark.

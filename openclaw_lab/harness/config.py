@@ -44,7 +44,7 @@ LEVELS = ("turn", "session")
 MEMORY_GATES = (
     "memory.retention.any", "memory.footprint", "memory.provenance.unknown_sources",
     "memory.provenance.orphaned_superseded",
-    *(f"memory.compression.{tier}.{figure}" for tier in ("all", "working", "episodic", "semantic")
+    *(f"memory.compression.{tier}.{figure}" for tier in ("all", "episodic", "semantic")
       for figure in ("items", "tokens", "items_share", "tokens_share")),
 )  # fmt: skip
 

@@ -19,7 +19,7 @@ from typing import Any
 from openclaw_lab.agent.remember import RememberPolicy
 from openclaw_lab.clock import SimulatedClock
 from openclaw_lab.consolidation import (
-    SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, Supersession,
+    SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, SupersessionRule,
     consolidation_job, semantic_id,
 )  # fmt: skip
 from openclaw_lab.datasets.types import Conversation, Question, Session
@@ -92,7 +92,7 @@ class ConsolidationPlan:
     prune_episodic: PrunePolicy | None = None  # None: episodic items are never pruned
     merge_threshold: float | None = 0.95
     interval: timedelta | None = None  # None: the scheduler's default
-    supersession: Supersession | None = None  # marks replaced memories before each run
+    supersession: SupersessionRule | None = None  # marks replaced memories before each run
     expiry: Expiry | None = None  # marks plans whose dates have passed before each run
 
     def scheduler(self, memory: MemoryManager, clock: SimulatedClock) -> ConsolidationScheduler:
