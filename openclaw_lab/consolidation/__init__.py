@@ -36,6 +36,7 @@ from openclaw_lab.consolidation.report import (
 )
 from openclaw_lab.consolidation.scheduler import ConsolidationScheduler
 from openclaw_lab.consolidation.expiry import Expiry
+from openclaw_lab.consolidation.summaries import SUMMARY_OF, SessionSummaries
 from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, VALID_UNTIL, Supersession, SupersessionRule
 
 __all__ = [
@@ -65,6 +66,8 @@ __all__ = [
     "Supersession",
     "SupersessionRule",
     "Expiry",
+    "SessionSummaries",
+    "SUMMARY_OF",
     "SUPERSEDED_BY",
     "VALID_UNTIL",
 ]

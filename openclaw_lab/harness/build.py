@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_lab.clock import Clock, SimulatedClock
-from openclaw_lab.consolidation import ConsolidationPolicy, Expiry, NoDecay, PrunePolicy
+from openclaw_lab.consolidation import ConsolidationPolicy, Expiry, NoDecay, PrunePolicy, SessionSummaries
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
@@ -168,6 +168,8 @@ def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
         interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
         supersession=_supersession(settings.supersession) if settings.supersession is not None else None,
         expiry=construct(Expiry, settings.expiry, "consolidation.expiry") if settings.expiry is not None else None,
+        summaries=(construct(SessionSummaries, settings.summaries, "consolidation.summaries")
+                   if settings.summaries is not None else None),
     )  # fmt: skip
 
 

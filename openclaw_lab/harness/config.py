@@ -177,6 +177,7 @@ class ConsolidationConfig:
     # a table (even empty) turns it on: strategy ("similarity", the default, or "learned") and its settings
     supersession: dict[str, Any] | None = None
     expiry: dict[str, Any] | None = None  # Expiry settings (plans whose dates passed); a table turns it on
+    summaries: dict[str, Any] | None = None  # SessionSummaries settings (extractive); a table turns it on
 
     def __post_init__(self) -> None:
         _require(self.interval_hours is None or self.interval_hours > 0, "consolidation.interval_hours",
@@ -349,7 +350,7 @@ class ExperimentConfig:
         data = copy.deepcopy(self.to_dict())
         data.pop("sweep")
         open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"],
-                       ["supersession"], ["expiry"])  # fmt: skip
+                       ["supersession"], ["expiry"], ["summaries"])  # fmt: skip
         for dotted, value in changes.items():
             *path, last = dotted.split(".")
             node = data

@@ -19,8 +19,8 @@ from typing import Any
 from openclaw_lab.agent.remember import RememberPolicy
 from openclaw_lab.clock import SimulatedClock
 from openclaw_lab.consolidation import (
-    SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, SupersessionRule,
-    consolidation_job, semantic_id,
+    SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, SessionSummaries,
+    SupersessionRule, consolidation_job, semantic_id,
 )  # fmt: skip
 from openclaw_lab.datasets.types import Conversation, Question, Session
 from openclaw_lab.embedding import Embedder
@@ -94,6 +94,7 @@ class ConsolidationPlan:
     interval: timedelta | None = None  # None: the scheduler's default
     supersession: SupersessionRule | None = None  # marks replaced memories before each run
     expiry: Expiry | None = None  # marks plans whose dates have passed before each run
+    summaries: SessionSummaries | None = None  # writes a semantic summary of each finished session after each run
 
     def scheduler(self, memory: MemoryManager, clock: SimulatedClock) -> ConsolidationScheduler:
         job = consolidation_job(memory.episodic, memory.semantic, policy=self.policy, prune=self.prune,
@@ -106,6 +107,8 @@ class ConsolidationPlan:
             markers.append(self.expiry.marks)
         if markers:
             job = _marking(markers, memory, job)
+        if self.summaries is not None:
+            job = _summarising(self.summaries, memory, job)
         timing = {"interval": self.interval} if self.interval is not None else {}
         return ConsolidationScheduler(job, clock, raise_errors=True, **timing)
 
@@ -125,6 +128,22 @@ def _marking(markers: Sequence[Callable[[list[MemoryItem], datetime], list[Memor
             copies = memory.semantic.get(list(by_copy))
             memory.semantic.upsert([copy.replace(metadata={**copy.metadata, **_validity(by_copy[copy.id])}) for copy in copies])
         return job(now)
+
+    return run
+
+
+def _summarising(summaries: SessionSummaries, memory: MemoryManager, job: Callable[[datetime], Any]) -> Callable:
+    """``job`` followed by summarising the sessions that have finished, each once (a pruned summary stays gone)."""
+    done: set[str] = set()
+
+    def run(now: datetime) -> Any:
+        result = job(now)
+        written = summaries.summaries(list(memory.episodic.items()), now, frozenset(done))
+        if written:
+            vectors = memory.embedder.encode([item.content for item in written], progress=False)
+            memory.semantic.upsert([item.replace(embedding=vector) for item, vector in zip(written, vectors)])
+            done.update(item.id for item in written)
+        return result
 
     return run
 

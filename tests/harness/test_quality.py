@@ -293,3 +293,42 @@ def test_an_unknown_supersession_rule_is_named_with_a_suggestion():
                                          "consolidation": {"enabled": True, "supersession": {"strategy": "lerned"}}})  # fmt: skip
     with pytest.raises(ConfigError, match=r"^consolidation.supersession.strategy: unknown supersession rule 'lerned'; did you mean 'learned'"):
         build(config)
+
+
+def test_session_summaries_are_written_once_per_finished_session_with_provenance(embedder):
+    from openclaw_lab.consolidation import SUMMARY_OF, SessionSummaries
+
+    said = lambda n, text, session="s1", speaker="user": MemoryItem.new(  # noqa: E731
+        f"{speaker}: {text}", now=T0.replace(hour=9, minute=n), id=f"{session}t{n}", session_id=session,
+        source_ids=[f"{session}t{n}"], metadata={"speaker": speaker})  # fmt: skip
+    items = [said(1, "what should I cook tonight?"), said(2, "my brother Rui works as a baker in Braga"),
+             said(3, "sounds great, the weather in Braga is lovely", speaker="assistant"), said(4, "fine"),
+             said(5, "I just started a new session", session="s2")]  # fmt: skip
+    rule = SessionSummaries(statements=2, idle_hours=1)
+    written = rule.summaries(items, T0.replace(hour=10, minute=3))  # s1 ended 59 minutes ago: not yet
+    assert written == []
+    (summary,) = rule.summaries(items[:4], T0.replace(hour=10, minute=4))
+    # the question and the assistant's turn are never kept; "fine" is kept second (no other user statement)
+    assert summary.source_ids == ("s1t2", "s1t4") and summary.tier.value == "semantic"
+    assert summary.metadata[SUMMARY_OF] == "s1" and summary.content.startswith("user: my brother Rui")
+    assert rule.summaries(items[:4], T0.replace(hour=12), done=frozenset({summary.id})) == []
+    with pytest.raises(ValueError, match="statements"):
+        SessionSummaries(statements=0)
+
+
+def test_a_replay_with_summaries_holds_one_per_session_made_of_its_user_statements(embedder):
+    from openclaw_lab.harness import build, replay_conversation
+
+    bench = generate(800, seed=8)
+    config = ExperimentConfig.from_dict({"name": "s", "dataset": {"name": "synthetic"},
+                                         "consolidation": {"enabled": True, "interval_hours": 24, "law": "none",
+                                                           "summaries": {"statements": 2}}})  # fmt: skip
+    conversation = bench.conversations[0]
+    questions = [q for q in bench.questions if q.conversation_id == conversation.id]
+    replay = replay_conversation(conversation, questions, build(config, embedder=embedder).replay, embedder)
+    summaries = {item.session_id: item for item in replay.items if item.id.startswith("summary_")}
+    assert set(summaries) == {s.id for s in conversation.sessions}  # every session has finished by question time
+    for session in conversation.sessions:
+        said = {t.id: t for t in session.turns if t.speaker == "user" and "?" not in t.text}
+        kept = summaries[session.id].source_ids
+        assert 1 <= len(kept) <= 2 and set(kept) <= set(said) and summaries[session.id].embedding is not None
