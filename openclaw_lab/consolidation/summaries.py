@@ -3,7 +3,8 @@
 No LLM: a user statement's information is the summed inverse document frequency of its content words
 over the memory held (rare words, names and values weigh most; questions are left out). The ``statements``
 best ones of a session, in the order they were said, are joined into a semantic item with id
-``summary_<session>``, provenance to their turns (``source_ids``, ``summary_of``) and the time of the run.
+``summary_<session>``, provenance to their turns (``source_ids``, ``summary_of``) and the time of its last
+statement (what it says is as of then: expiry reads its dates against it).
 A session is summarised once, when its newest memory is ``idle_hours`` old.
 
 >>> from datetime import datetime
@@ -22,6 +23,7 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from functools import lru_cache
 
 from openclaw_lab.model import MemoryItem, MemoryTier, as_utc
 from openclaw_lab.retrieval.tokenize import tokenize_many
@@ -29,6 +31,11 @@ from openclaw_lab.retrieval.tokenize import tokenize_many
 __all__ = ["SessionSummaries", "SUMMARY_OF", "summary_id"]
 
 SUMMARY_OF = "summary_of"
+
+
+@lru_cache(maxsize=100_000)  # each consolidation run reads every memory again; the words of a text never change
+def _content_words(text: str) -> frozenset[str]:
+    return frozenset(tokenize_many([text], stopwords="en_plus", stemmer="english")[0])
 
 
 def summary_id(session_id: str) -> str:
@@ -60,7 +67,7 @@ class SessionSummaries:
                     and max(i.created_at for i in held) <= now - timedelta(hours=self.idle_hours)}  # fmt: skip
         if not finished:
             return []
-        words = [set(w) for w in tokenize_many([i.content for i in items], stopwords="en_plus", stemmer="english")]
+        words = [_content_words(i.content) for i in items]
         frequency = Counter(w for ws in words for w in ws)
         idf = {w: math.log(len(items) / n) for w, n in frequency.items()}
         weight = {item.id: sum(idf[w] for w in ws) for item, ws in zip(items, words)}
@@ -72,7 +79,7 @@ class SessionSummaries:
                           key=lambda i: (i.created_at, i.id))  # fmt: skip
             if best:
                 out.append(MemoryItem.new(
-                    "\n".join(i.content for i in best), now=now, id=summary_id(sid), tier=MemoryTier.SEMANTIC,
+                    "\n".join(i.content for i in best), now=best[-1].created_at, id=summary_id(sid), tier=MemoryTier.SEMANTIC,
                     session_id=sid, source_ids=tuple(t for i in best for t in i.source_ids), source="summary",
                     importance=max(i.importance for i in best),
                     metadata={SUMMARY_OF: sid, "consolidated_from": ",".join(i.id for i in best)}))  # fmt: skip

@@ -10,7 +10,8 @@ need no labels and are reported for every dataset.
 - ``stale_retention``: the share of superseded statements still held at question time by some item not
   marked superseded (``metadata["superseded_by"]``) (lower is better).
 - ``duplicate_handling``: precision and recall of the turn pairs that consolidation merged into one item,
-  against the labelled duplicates (statements of one fact and version; higher is better; one-turn units).
+  against the labelled duplicates (statements of one fact and version; higher is better; one-turn units;
+  session summaries, which join statements on purpose, are not merges).
 - ``expired_retention``: the share of plans whose date had passed by question time still held by some
   item not marked ``valid_until`` (lower is better).
 - ``compression``: per tier, the items and tokens held at question time against the units and tokens the
@@ -33,7 +34,7 @@ from datetime import datetime
 from itertools import combinations
 from typing import Any
 
-from openclaw_lab.consolidation import SUPERSEDED_BY, VALID_UNTIL, semantic_id
+from openclaw_lab.consolidation import SUMMARY_OF, SUPERSEDED_BY, VALID_UNTIL, semantic_id
 from openclaw_lab.datasets.types import FactLabels, Question, Statement
 from openclaw_lab.harness.metrics import mcnemar
 from openclaw_lab.model import MemoryItem
@@ -128,7 +129,8 @@ def duplicate_handling(labels: FactLabels, items: Iterable[MemoryItem]) -> dict[
     wanted = {frozenset(pair) for turns in versions.values() for pair in combinations(sorted(turns), 2)}
     if not wanted:
         return None
-    merged = {frozenset(pair) for item in items for pair in combinations(sorted(set(item.source_ids)), 2)}
+    merged = {frozenset(pair) for item in items if SUMMARY_OF not in item.metadata  # a summary joins facts on purpose
+              for pair in combinations(sorted(set(item.source_ids)), 2)}  # fmt: skip
     judged = {pair for pair in merged if any(turn in labels.statements for turn in pair)}
     right = len(judged & wanted)
     return {"merge_precision": right / len(judged) if judged else None, "merge_recall": right / len(wanted),

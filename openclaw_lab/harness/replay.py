@@ -100,25 +100,32 @@ class ConsolidationPlan:
         job = consolidation_job(memory.episodic, memory.semantic, policy=self.policy, prune=self.prune,
                                 prune_episodic=self.prune_episodic, merge_threshold=self.merge_threshold,
                                 log=memory.episodic)  # fmt: skip
-        markers = []
+        markers, own_dates = [], []
         if self.supersession is not None:
             markers.append(lambda items, now: self.supersession.marks(items))  # type: ignore[union-attr]
-        if self.expiry is not None:
+        if self.expiry is not None:  # a date in a text expires any memory holding it: summaries too
             markers.append(self.expiry.marks)
+            own_dates.append(self.expiry.marks)
         if markers:
-            job = _marking(markers, memory, job)
+            job = _marking(markers, own_dates, memory, job)
         if self.summaries is not None:
             job = _summarising(self.summaries, memory, job)
         timing = {"interval": self.interval} if self.interval is not None else {}
         return ConsolidationScheduler(job, clock, raise_errors=True, **timing)
 
 
-def _marking(markers: Sequence[Callable[[list[MemoryItem], datetime], list[MemoryItem]]], memory: MemoryManager,
+Marker = Callable[[list[MemoryItem], datetime], list[MemoryItem]]
+
+
+def _marking(markers: Sequence[Marker], semantic_markers: Sequence[Marker], memory: MemoryManager,
              job: Callable[[datetime], Any]) -> Callable:  # fmt: skip
-    """``job`` preceded by marking episodic items no longer valid (replaced, expired), and the semantic
-    copies they already have."""
+    """``job`` preceded by marking episodic items no longer valid (replaced, expired) and the semantic
+    copies they already have; ``semantic_markers`` also read semantic memory's own items (summaries)."""
 
     def run(now: datetime) -> Any:
+        for marker in semantic_markers:
+            if marks := marker(list(memory.semantic.items()), now):
+                memory.semantic.upsert(marks)
         for marker in markers:
             marks = marker(list(memory.episodic.items()), now)
             if not marks:

@@ -332,3 +332,16 @@ def test_a_replay_with_summaries_holds_one_per_session_made_of_its_user_statemen
         said = {t.id: t for t in session.turns if t.speaker == "user" and "?" not in t.text}
         kept = summaries[session.id].source_ids
         assert 1 <= len(kept) <= 2 and set(kept) <= set(said) and summaries[session.id].embedding is not None
+
+
+def test_summaries_are_not_judged_as_merges_and_expire_with_the_plans_they_hold(embedder):
+    labels = FactLabels(statements={"t1": Statement("t1", "a|b", 1), "t2": Statement("t2", "c|d", 1), "t3": Statement("t3", "a|b", 1)})
+    summary = MemoryItem.new("x", now=T0, source_ids=["t1", "t2"], metadata={"summary_of": "s1"})
+    assert duplicate_handling(labels, [summary])["merged_pairs"] == 0
+    bench = generate(3000, seed=6, plan_rate=0.02)
+    config = ExperimentConfig.from_dict({"name": "e", "dataset": {"name": "synthetic"},
+                                         "consolidation": {"enabled": True, "interval_hours": 24, "expiry": {},
+                                                           "summaries": {"statements": 5}},
+                                         "systems": [{"name": "bm25", "strategy": "bm25"}]})  # fmt: skip
+    memory = run_experiment(config, results_dir=None, embedder=embedder, benchmark=bench, progress=False).memory
+    assert memory["quality"]["expired_retention"]["expired_retention"] == 0.0  # the summaries' plans are marked too
