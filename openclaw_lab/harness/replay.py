@@ -94,7 +94,7 @@ class ConsolidationPlan:
     interval: timedelta | None = None  # None: the scheduler's default
     supersession: SupersessionRule | None = None  # marks replaced memories before each run
     expiry: Expiry | None = None  # marks plans whose dates have passed before each run
-    summaries: SessionSummaries | None = None  # writes a semantic summary of each finished session after each run
+    summaries: SessionSummaries | None = None  # writes a semantic summary of each finished session before each run
 
     def scheduler(self, memory: MemoryManager, clock: SimulatedClock) -> ConsolidationScheduler:
         job = consolidation_job(memory.episodic, memory.semantic, policy=self.policy, prune=self.prune,
@@ -140,17 +140,17 @@ def _marking(markers: Sequence[Marker], semantic_markers: Sequence[Marker], memo
 
 
 def _summarising(summaries: SessionSummaries, memory: MemoryManager, job: Callable[[datetime], Any]) -> Callable:
-    """``job`` followed by summarising the sessions that have finished, each once (a pruned summary stays gone)."""
+    """``job`` preceded by summarising the sessions that have finished, each once (a pruned summary stays gone),
+    so that the same run's marking and consolidation see the new summaries."""
     done: set[str] = set()
 
     def run(now: datetime) -> Any:
-        result = job(now)
         written = summaries.summaries(list(memory.episodic.items()), now, frozenset(done))
         if written:
             vectors = memory.embedder.encode([item.content for item in written], progress=False)
             memory.semantic.upsert([item.replace(embedding=vector) for item, vector in zip(written, vectors)])
             done.update(item.id for item in written)
-        return result
+        return job(now)
 
     return run
 
