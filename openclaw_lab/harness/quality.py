@@ -77,13 +77,13 @@ def stale_retention(labels: FactLabels, items: Iterable[MemoryItem]) -> dict[str
     superseded = labels.superseded
     if not superseded:
         return None
-    holders: dict[str, list[MemoryItem]] = {}
-    for item in items:
-        for turn in item.source_ids:
-            if turn in superseded:
-                holders.setdefault(turn, []).append(item)
-    stale = [t for t, held in holders.items() if not all(SUPERSEDED_BY in item.metadata for item in held)]
+    stale = _held_unmarked(superseded, items, SUPERSEDED_BY)
     return {"stale_retention": len(stale) / len(superseded), "superseded": len(superseded)}
+
+
+def _held_unmarked(turns: Collection[str], items: Iterable[MemoryItem], mark: str) -> set[str]:
+    """The ``turns`` that some item holding them does not carry ``mark`` on."""
+    return {turn for item in items if mark not in item.metadata for turn in item.source_ids if turn in turns}
 
 
 def expired_retention(
@@ -101,12 +101,7 @@ def expired_retention(
     expired = {turn for turn, end in labels.expires.items() if turn in question_time and end <= question_time[turn]}
     if not expired:
         return None
-    held: dict[str, list[MemoryItem]] = {}
-    for item in items:
-        for turn in item.source_ids:
-            if turn in expired:
-                held.setdefault(turn, []).append(item)
-    stale = [turn for turn, holders in held.items() if not all(VALID_UNTIL in item.metadata for item in holders)]
+    stale = _held_unmarked(expired, items, VALID_UNTIL)
     return {"expired_retention": len(stale) / len(expired), "expired": len(expired)}
 
 
