@@ -120,7 +120,7 @@ def table(rows: list[dict]) -> str:
     ]
     for row in rows:
         base = exact.get(row["n"])
-        add = f"{row['add']:,.0f}" + (f" ({ratio(base['add'] / row['add'])} slower)" if base and row is not base else "")
+        add = f"{row['add']:,.0f}" + (f" ({ratio(base['add'] / row['add'])} the exact store's time)" if base and row is not base else "")
         cells = []
         for name in FILTERS:
             cell = f"{row[name]:.2f}"
