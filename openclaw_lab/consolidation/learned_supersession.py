@@ -35,9 +35,9 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, candidate_pairs, mark, subjects
+from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, candidate_pairs, mark_newest, subjects
 from openclaw_lab.model import MemoryItem
-from openclaw_lab.retrieval.tokenize import tokenize_many
+from openclaw_lab.retrieval.learned import content_words
 
 __all__ = ["LearnedSupersession", "pair_features", "FEATURES", "DEFAULT_MODEL_PATH"]
 
@@ -56,8 +56,8 @@ def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, fl
         return np.zeros((0, len(FEATURES)))
     used = sorted({i for older, newer, _ in pairs for i in (older, newer)})
     names = {i: subjects(live[i]) for i in used}
-    words = dict(zip(used, (set(w) - {n.lower() for n in names[i]} for i, w in zip(used, tokenize_many(
-        [live[i].content for i in used], stopwords="en_plus", stemmer="english")))))  # fmt: skip
+    said = content_words([live[i].content for i in used])
+    words = {i: found - {name.lower() for name in names[i]} for i, found in zip(used, said)}  # names are their own feature
     change = {i: bool(_CHANGE.search(live[i].content)) for i in used}
     rows = []
     for older, newer, cosine in pairs:
@@ -106,11 +106,8 @@ class LearnedSupersession:
     def marks(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
         """The items to rewrite, marked by their newest replacement; items already marked are left alone."""
         live, pairs = candidate_pairs(items, self.min_similarity, self.max_similarity)
-        newest: dict[int, int] = {}
-        for (older, newer, _), p in zip(pairs, self.probabilities(live, pairs)):
-            if p >= self.threshold:
-                newest[older] = newer  # pairs come in (older, newer) order: the last is the newest
-        return [mark(live[older], live[newer]) for older, newer in newest.items()]
+        accepted = [pair for pair, p in zip(pairs, self.probabilities(live, pairs)) if p >= self.threshold]
+        return mark_newest(live, accepted)
 
     @staticmethod
     def save(path: str | Path, x: np.ndarray, labels: np.ndarray, provenance: Mapping[str, Any], C: float = 1.0) -> dict:

@@ -26,7 +26,7 @@ from datetime import datetime, timedelta
 from functools import lru_cache
 
 from openclaw_lab.model import MemoryItem, MemoryTier, as_utc
-from openclaw_lab.retrieval.tokenize import tokenize_many
+from openclaw_lab.retrieval.learned import content_words
 
 __all__ = ["SessionSummaries", "SUMMARY_OF", "summary_id"]
 
@@ -35,7 +35,7 @@ SUMMARY_OF = "summary_of"
 
 @lru_cache(maxsize=100_000)  # each consolidation run reads every memory again; the words of a text never change
 def _content_words(text: str) -> frozenset[str]:
-    return frozenset(tokenize_many([text], stopwords="en_plus", stemmer="english")[0])
+    return frozenset(content_words([text])[0])
 
 
 def summary_id(session_id: str) -> str:

@@ -25,7 +25,7 @@ import numpy as np
 
 from openclaw_lab.model import MemoryItem
 
-__all__ = ["Supersession", "SupersessionRule", "SUPERSEDED_BY", "VALID_UNTIL", "subjects", "candidate_pairs", "mark"]
+__all__ = ["Supersession", "SupersessionRule", "SUPERSEDED_BY", "VALID_UNTIL", "subjects", "candidate_pairs", "mark", "mark_newest"]
 
 SUPERSEDED_BY, VALID_UNTIL = "superseded_by", "valid_until"
 _NAME = re.compile(r"\b[A-Z][a-z]+\b")
@@ -67,10 +67,7 @@ class Supersession:
     def marks(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
         """The items to rewrite, marked by their newest replacement; items already marked are left alone."""
         live, pairs = candidate_pairs(items, self.min_similarity, self.max_similarity)
-        newest: dict[int, int] = {}
-        for older, newer, _ in pairs:  # pairs come in (older, newer) order: the last newer is the newest
-            newest[older] = newer
-        return [mark(live[older], live[newer]) for older, newer in newest.items()]
+        return mark_newest(live, pairs)
 
 
 def candidate_pairs(
@@ -95,6 +92,12 @@ def candidate_pairs(
             if names[older] & names[newer] and live[newer].created_at > live[older].created_at:
                 pairs.append((older, int(newer), float(cosine[older, newer])))
     return live, pairs
+
+
+def mark_newest(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, float]]) -> list[MemoryItem]:
+    """Each older item of ``pairs`` marked by its newest replacement (pairs come in (older, newer) order)."""
+    newest = {older: newer for older, newer, _ in pairs}  # the last newer of an older one wins
+    return [mark(live[older], live[newer]) for older, newer in newest.items()]
 
 
 def mark(older: MemoryItem, replacement: MemoryItem) -> MemoryItem:

@@ -41,8 +41,8 @@ from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = [
-    "stale_above_current", "stale_per_question", "stale_retention", "expired_retention", "duplicate_handling", "compression", "provenance",
-    "quality_figures", "SUPERSEDED_BY",
+    "stale_above_current", "stale_per_question", "stale_retention", "expired_retention", "duplicate_handling",
+    "compression", "provenance", "quality_figures", "SUPERSEDED_BY",
 ]  # fmt: skip
 
 
@@ -68,8 +68,7 @@ def stale_above_current(questions: Iterable[Question], turn_run: RunDict, k: int
     flags = stale_per_question(questions, turn_run, k)
     if not flags:
         return None
-    shares = _shares(flags, flags)
-    return {name: value for name, value in shares.items() if not name.startswith("p(")}
+    return _shares(flags)
 
 
 def stale_retention(labels: FactLabels, items: Iterable[MemoryItem]) -> dict[str, Any] | None:
@@ -192,12 +191,15 @@ def quality_figures(
     return figures
 
 
-def _shares(flags: Mapping[str, Mapping[str, bool]], baseline: Mapping[str, Mapping[str, bool]]) -> dict[str, Any]:
-    """The share of questions with each flag, and McNemar's p of each against the baseline's flags."""
+def _shares(
+    flags: Mapping[str, Mapping[str, bool]], baseline: Mapping[str, Mapping[str, bool]] | None = None
+) -> dict[str, Any]:
+    """The share of questions with each flag, and McNemar's p of each against the baseline's flags (if any)."""
     ids = sorted(flags)
     out: dict[str, Any] = {"questions": len(ids)}
     for name in next(iter(flags.values())):
         mine = [flags[q][name] for q in ids]
         out[name] = sum(mine) / len(ids)
-        out[f"p({name})"] = mcnemar([baseline[q][name] for q in ids], mine)
+        if baseline is not None:
+            out[f"p({name})"] = mcnemar([baseline[q][name] for q in ids], mine)
     return out
