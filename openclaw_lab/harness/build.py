@@ -31,6 +31,7 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import registry
 from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
 from openclaw_lab.harness.registry import check_params, construct, did_you_mean
+from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import PROMPTS, QAPlan
 from openclaw_lab.harness.replay import ConsolidationPlan, ReplayPlan
 from openclaw_lab.harness.systems import RetrieverSystem, System
@@ -92,7 +93,7 @@ def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Buil
         embedder=embedder,
         load_dataset=build_dataset(config.dataset),
         replay=_replay_plan(config, embedder),
-        systems={s.name: _system(s, i, embedder) for i, s in enumerate(config.systems)},
+        systems={s.name: _system(s, i, embedder, config.memory.turn_seconds) for i, s in enumerate(config.systems)},
         qa=_qa_plan(config),
     )
 
@@ -198,12 +199,15 @@ def _qa_plan(config: ExperimentConfig) -> QAPlan | None:
 
 
 def strategy_names() -> list[str]:
-    """Every strategy a config can name, e.g. ``dense``, ``bm25``, ``hybrid``, ``rerank``, ``learned-crossfit``."""
-    return registry.retrievers.names() + registry.systems.names()
+    """Every strategy a config can name: ours (``dense``, ``bm25``, ``hybrid``, ``rerank``, ``learned-crossfit``)
+    and other memory systems (``mem0``, ``mempalace``)."""
+    return registry.retrievers.names() + registry.systems.names() + registry.peers.names()
 
 
-def _system(system: SystemConfig, index: int, embedder: Embedder) -> System:
+def _system(system: SystemConfig, index: int, embedder: Embedder, turn_seconds: float) -> System:
     field = f"systems[{index}]"
+    if system.strategy in registry.peers:
+        return _peer(system, field, embedder, turn_seconds)
     if system.strategy in registry.systems:
         return construct(registry.systems.get(system.strategy), system.params, f"{field}.params", embedder=embedder)
     if system.strategy not in registry.retrievers:
@@ -218,14 +222,24 @@ def _system(system: SystemConfig, index: int, embedder: Embedder) -> System:
     return RetrieverSystem(make)
 
 
+def _peer(system: SystemConfig, field: str, embedder: Embedder, turn_seconds: float) -> PeerSystem:
+    """Another memory system: its settings checked and its optional extra found, nothing opened yet."""
+    factory = registry.peers.get(system.strategy)
+    try:
+        settings = construct(factory, system.params, f"{field}.params")
+    except ImportError as missing:
+        raise ConfigError(f"{field}.strategy", str(missing)) from None
+    return PeerSystem(lambda folder: settings.open(folder, embedder), turn_seconds, settings.versions())
+
+
 def make_retriever(strategy: str, *, embedder: Any = None, clock: Any = None, **params: Any) -> Retriever:
     """A fresh, empty retriever for the strategy name ``strategy``; ``params`` go to its factory.
 
     >>> type(make_retriever("bm25", k1=1.2)).__name__
     'BM25Retriever'
     """
-    if strategy in registry.systems:
-        raise ConfigError("strategy", f"{strategy!r} fits on a whole replay; name it in an experiment's systems")
+    if strategy in registry.systems or strategy in registry.peers:
+        raise ConfigError("strategy", f"{strategy!r} runs on a whole replay; name it in an experiment's systems")
     factory = registry.retrievers.get(strategy, field="strategy")
     return construct(factory, params, "params", embedder=embedder, clock=clock)
 

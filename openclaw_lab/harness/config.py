@@ -24,6 +24,7 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
+from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +39,7 @@ __all__ = [
 
 UNITS = ("turn", "round", "session", "user-session")
 SESSION_UNITS = ("session", "user-session")
+PEER_PACKAGES = {"mem0": "mem0ai", "mempalace": "mempalace"}  # another memory system's strategy -> its package
 TIERS = ("episodic", "semantic")
 LEVELS = ("turn", "session")
 # Memory figures a gate can check (two-sided: any change beyond the tolerance fails), from metrics.json "memory"
@@ -338,8 +340,12 @@ class ExperimentConfig:
         return json.loads(json.dumps(asdict(self)))
 
     def fingerprint(self) -> str:
-        """A short hash of the whole configuration, for run ids and provenance."""
-        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:10]
+        """A short hash of the whole configuration, for run ids and provenance; with the installed version of
+        every other memory system it names, whose behaviour changes between releases."""
+        data = self.to_dict()
+        if peers := sorted({PEER_PACKAGES[s.strategy] for s in self.systems if s.strategy in PEER_PACKAGES}):
+            data["peer_versions"] = {name: _installed(name) for name in peers}
+        return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
 
     def with_value(self, dotted: str, value: Any) -> ExperimentConfig:
         """A copy with one setting changed, e.g. ``with_value("consolidation.law_params.daily", 0.95)``."""
@@ -362,3 +368,10 @@ class ExperimentConfig:
                 raise ConfigError(dotted, f"does not name a setting ({last!r} not found)")
             node[last] = value
         return ExperimentConfig.from_dict(data)
+
+
+def _installed(package: str) -> str | None:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return None

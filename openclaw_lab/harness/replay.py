@@ -48,6 +48,7 @@ class ConversationReplay:
     promoted_turn_ids: set[str] = field(default_factory=set)
     admitted: dict[str, bool] = field(default_factory=dict)  # turn id -> admitted by the admission policy
     asked_at: datetime | None = None  # the question time: every stage that ranks or scores reads it here
+    conversation: Conversation | None = None  # what was replayed (another memory system replays it too)
 
 
 def render_turn(speaker: str, text: str, caption: str = "") -> str:
@@ -208,7 +209,8 @@ def replay_conversation(
     scheduler = plan.consolidation.scheduler(memory, clock) if plan.consolidation is not None else None
     per_session = [memory_units(s, plan.unit, conversation.id) for s in sessions]
     vectors = iter(embedder.encode(unit_texts(conversation, plan.unit), progress=False))
-    result = ConversationReplay(conversation.id, [], units_seen=0, asked_at=sessions[0].started_at)
+    result = ConversationReplay(conversation.id, [], units_seen=0, asked_at=sessions[0].started_at,
+                                conversation=conversation)
     step = timedelta(seconds=plan.turn_seconds)
     for session, records in zip(sessions, per_session):
         clock.set(max(session.started_at, clock.now()))

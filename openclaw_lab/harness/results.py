@@ -98,6 +98,8 @@ def write_result(result: Any, run_dir: Path) -> None:
         result.answer_kept.to_csv(run_dir / "answer_kept.csv")
     if result.models:
         _write_json(run_dir / "models.json", result.models)
+    if result.costs is not None:
+        result.costs.to_csv(run_dir / "costs.csv", index_label="system")
     plot_result(result, run_dir)
 
 

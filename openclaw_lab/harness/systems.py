@@ -7,6 +7,7 @@ fold by fold over all conversations. The harness treats them alike.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
 
@@ -65,11 +66,13 @@ class RetrieverSystem:
 
     def __init__(self, make: Callable[[Clock], Retriever]) -> None:
         self.make = make
+        self.costs: dict[str, float] = {}  # after ``run``: seconds spent indexing and searching
 
     def run(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
     ) -> tuple[RunDict, Models]:
         run: RunDict = {}
+        self.costs = {"index_seconds": 0.0, "query_seconds": 0.0}
         for replay in replays:
             asked = questions.get(replay.conversation_id, [])
             if not asked:
@@ -77,6 +80,10 @@ class RetrieverSystem:
             retriever = self.make(SimulatedClock(replay.asked_at))
             if isinstance(retriever, TrainedModel):  # a fitted model must never score what it was fitted on
                 retriever.check_unseen([replay.conversation_id])
+            started = time.perf_counter()
             retriever.index(replay.items)
+            indexed = time.perf_counter()
             run |= search_batch(retriever, {q.id: q.text for q in asked}, depth)
+            self.costs["index_seconds"] += indexed - started
+            self.costs["query_seconds"] += time.perf_counter() - indexed
         return run, []

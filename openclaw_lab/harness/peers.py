@@ -1,0 +1,90 @@
+"""Another memory system on the same replay as ours: ``PeerSystem`` adapts any ``MemorySystem``.
+
+It receives every conversation that has questions, session by session in dataset order, each turn
+stamped with the replay's dataset time (the session's start, advancing per turn), then answers
+every question at the replay's question time. The memories it returns become items that map back to
+their source turns, so metrics, comparison, reports and the gate treat it like our own systems.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from openclaw_lab.datasets.types import Conversation, Question
+from openclaw_lab.harness.replay import ConversationReplay, render_turn
+from openclaw_lab.model import MemoryItem
+from openclaw_lab.peers.protocol import MemorySystem, Observation, Recalled
+from openclaw_lab.retrieval.protocol import RunDict
+
+__all__ = ["PeerSystem", "observations"]
+
+
+def observations(conversation: Conversation, turn_seconds: float) -> list[list[Observation]]:
+    """A conversation's turns as a memory system receives them: per session, in order, in dataset time."""
+    step = timedelta(seconds=turn_seconds)
+    return [
+        [Observation(t.id, render_turn(t.speaker, t.text, t.caption), t.speaker, s.id, s.started_at + i * step)
+         for i, t in enumerate(s.turns)]
+        for s in sorted(conversation.sessions, key=lambda s: s.started_at)
+    ]  # fmt: skip
+
+
+class PeerSystem:
+    """``open(folder)`` → a fresh ``MemorySystem`` holding every conversation (one user each) for one run.
+
+    After ``run``: ``items`` holds the memories it returned (as items), ``costs`` its ingest and query time.
+    """
+
+    def __init__(self, open: Callable[[Path], MemorySystem], turn_seconds: float = 30.0,
+                 versions: Mapping[str, str | None] | None = None) -> None:  # fmt: skip
+        self.open = open
+        self.turn_seconds = turn_seconds
+        self.versions = dict(versions or {})
+        self.items: dict[str, MemoryItem] = {}
+        self.costs: dict[str, Any] = {}
+
+    def run(
+        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+    ) -> tuple[RunDict, list[dict[str, Any]]]:
+        run: RunDict = {}
+        self.items, ingest, search, turns, queries = {}, 0.0, 0.0, 0, 0
+        with tempfile.TemporaryDirectory(prefix="openclaw-peer-") as folder:
+            memory = self.open(Path(folder))
+            try:
+                for replay in replays:
+                    asked = questions.get(replay.conversation_id, [])
+                    if not asked or replay.conversation is None:
+                        continue
+                    conversation, started = replay.conversation, time.perf_counter()
+                    for session in observations(conversation, self.turn_seconds):
+                        memory.add(conversation.id, session)
+                        turns += len(session)
+                    ingest += time.perf_counter() - started
+                    sessions = {t.id: s.id for s in conversation.sessions for t in s.turns}
+                    for question in asked:
+                        started = time.perf_counter()
+                        hits = memory.search(conversation.id, question.text, depth, replay.asked_at)
+                        search += time.perf_counter() - started
+                        queries += 1
+                        run[question.id] = self._ranked(conversation.id, hits, sessions, replay)
+            finally:
+                memory.close()
+        self.costs = {"ingest_seconds": ingest, "turns": turns, "query_seconds": search, "queries": queries, "peer": True}
+        return run, []
+
+    def _ranked(self, cid: str, hits: list[Recalled], sessions: Mapping[str, str], replay: ConversationReplay) -> dict[str, float]:
+        ranked = {}
+        for hit in hits:
+            item_id = f"{cid}|peer|{hit.id}"
+            known = tuple(t for t in hit.source_ids if t in sessions)
+            self.items[item_id] = MemoryItem.new(
+                hit.content.strip() or "(empty memory)", now=replay.asked_at, id=item_id, source_ids=known,
+                session_id=sessions[known[0]] if known else "", source="peer",
+            )  # fmt: skip
+            ranked[item_id] = hit.score
+        return ranked
