@@ -254,6 +254,7 @@ def run_experiment(
 
 
 def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool) -> ExperimentResult:
+    built.embedder.st_model  # loaded before costs are measured: every system shares it, none is charged for it
     with measured() as replay_cost:
         replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
     evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)

@@ -83,6 +83,17 @@ def consolidation_lines(memory: dict) -> list[str]:
     return ["## Consolidation", "", *lines] if lines else []
 
 
+def _costs_lines(root: Path) -> list[str]:
+    """The costs of each system, measured in this run (``costs.csv``; runs older than it have none)."""
+    if not (root / "costs.csv").exists():
+        return []
+    costs = pd.read_csv(root / "costs.csv", index_col="system")
+    return ["## Costs (this run, this machine)", "",
+            "Ingest: seconds per 1,000 turns (ours: the shared replay plus the system's own indexing). Query: "
+            "milliseconds per question. Peak: resident memory added while the system ran (MiB).", "",
+            costs.round(2).to_markdown(), ""]  # fmt: skip
+
+
 def write_report(run_dir: str | Path) -> Path:
     """Write ``report.md`` in the run folder and return its path."""
     root = Path(run_dir)
@@ -103,6 +114,7 @@ def write_report(run_dir: str | Path) -> Path:
         "",
         *(["## End-to-end QA", "", qa_table(data["metrics"]["qa"]), "", _qa_by_category(data["metrics"]["qa"]), ""]
           if data["metrics"].get("qa") else []),
+        *_costs_lines(root),
         "## Memory",
         "",
         pd.Series(memory).round(4).to_frame("value").to_markdown(),

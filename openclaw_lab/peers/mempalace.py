@@ -3,8 +3,8 @@
 MemPalace embeds through chroma; by default with a MiniLM ONNX model it downloads on first use,
 which cannot happen here. Its ``openai-compat`` setting embeds over HTTP instead, so the adapter
 serves our packaged all-MiniLM-L6-v2 (the same model, with our on-disk cache) on 127.0.0.1 for the
-life of the system. Its configuration and palace live in the folder the harness gives it, never in
-the home folder. Every turn is one drawer (wing: the user, room: the session, source: the turn id).
+life of the system. Its configuration, palace and lock files live in the folder the harness gives it,
+never in the home folder. Every turn is one drawer (wing: the user, room: the session, source: the turn id).
 
 Modes: ``raw`` queries the drawers' vectors only (its verbatim baseline); ``hybrid`` is its own
 search (``searcher.search_memories``: BM25 and vector similarity re-ranked, closets as a boost).
@@ -61,6 +61,7 @@ class MemPalaceSystem:
             "MEMPALACE_EMBEDDING_MODEL": "openai-compat",
             "MEMPALACE_EMBEDDING_API_URL": self._endpoint.url,
             "MEMPALACE_EMBEDDING_API_MODEL": embedder.model_id,
+            "HOME": str(self.folder),  # its lock files go to ~/.mempalace/locks whatever its settings say
         }
         # MemPalace reads its settings from the environment on every call: set while the system is open.
         self._previous = {key: os.environ.get(key) for key in settings}

@@ -15,7 +15,7 @@ from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Protocol
 
-__all__ = ["Observation", "Recalled", "MemorySystem", "require", "check_installed", "package_version"]
+__all__ = ["Observation", "Recalled", "MemorySystem", "require", "check_installed", "installed", "package_version"]
 
 
 @dataclass(frozen=True)
@@ -51,9 +51,14 @@ class MemorySystem(Protocol):
     def close(self) -> None: ...
 
 
+def installed(module: str) -> bool:
+    """Whether ``module`` (its top-level package) can be imported, without importing it."""
+    return importlib.util.find_spec(module.partition(".")[0]) is not None
+
+
 def check_installed(module: str, extra: str) -> None:
     """Fail with the command that installs the optional extra ``extra`` unless ``module`` can be imported."""
-    if importlib.util.find_spec(module.partition(".")[0]) is None:
+    if not installed(module):
         raise ImportError(f"{module} is not installed; run `pip install \"openclaw-lab[{extra}]\"`")
 
 
