@@ -254,6 +254,10 @@ def run_experiment(
 
 
 def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool) -> ExperimentResult:
+    dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
+               "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
+               "load_report": benchmark.report.summary()}  # fmt: skip
+    setting = environment(dataset, built.embedder.model_id)  # read first: the commit whose code runs
     built.embedder.st_model  # loaded before costs are measured: every system shares it, none is charged for it
     with measured() as replay_cost:
         replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
@@ -269,13 +273,10 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     if kept is not None:
         memory["answer_kept"] = {str(budget): float(value) for budget, value in kept.loc["all"].items()}
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
-    dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
-               "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
-               "load_report": benchmark.report.summary()}  # fmt: skip
     return ExperimentResult(
         config=config, footprint=footprint, memory=memory,
         questions=question_counts(benchmark, evaluation["qrels"]),
-        environment=environment(dataset, built.embedder.model_id), answer_in_context=answers, answer_kept=kept,
+        environment=setting, answer_in_context=answers, answer_kept=kept,
         consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table, **evaluation,
     )  # fmt: skip
 
