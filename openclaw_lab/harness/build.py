@@ -229,7 +229,7 @@ def _peer(system: SystemConfig, field: str, embedder: Embedder, turn_seconds: fl
         settings = construct(factory, system.params, f"{field}.params")
     except ImportError as missing:
         raise ConfigError(f"{field}.strategy", str(missing)) from None
-    return PeerSystem(lambda folder: settings.open(folder, embedder), turn_seconds, settings.versions())
+    return PeerSystem(lambda folder: settings.open(folder, embedder), turn_seconds)
 
 
 def make_retriever(strategy: str, *, embedder: Any = None, clock: Any = None, **params: Any) -> Retriever:

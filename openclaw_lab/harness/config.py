@@ -24,11 +24,11 @@ import types
 import typing
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields
-from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 from typing import Any
 
 from openclaw_lab.errors import ConfigError
+from openclaw_lab.harness.environment import package_version
 from openclaw_lab.harness.metrics import NDCG_VARIANTS, SESSION_LABELS, STAT_TESTS, metric_names
 from openclaw_lab.harness.registry import did_you_mean
 
@@ -344,7 +344,7 @@ class ExperimentConfig:
         every other memory system it names, whose behaviour changes between releases."""
         data = self.to_dict()
         if peers := sorted({PEER_PACKAGES[s.strategy] for s in self.systems if s.strategy in PEER_PACKAGES}):
-            data["peer_versions"] = {name: _installed(name) for name in peers}
+            data["peer_versions"] = {name: package_version(name) for name in peers}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]
 
     def with_value(self, dotted: str, value: Any) -> ExperimentConfig:
@@ -369,9 +369,3 @@ class ExperimentConfig:
             node[last] = value
         return ExperimentConfig.from_dict(data)
 
-
-def _installed(package: str) -> str | None:
-    try:
-        return version(package)
-    except PackageNotFoundError:
-        return None

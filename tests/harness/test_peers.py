@@ -79,7 +79,7 @@ def test_bad_settings_and_a_missing_extra_fail_before_any_data_loads(monkeypatch
 def test_the_fingerprint_follows_the_installed_version_of_another_system(monkeypatch):
     ours, theirs = experiment(), experiment({"name": "m", "strategy": "mem0"})
     before = theirs.fingerprint(), ours.fingerprint()
-    monkeypatch.setattr(config_module, "_installed", lambda package: "99.0")
+    monkeypatch.setattr(config_module, "package_version", lambda package: "99.0")
     assert theirs.fingerprint() != before[0] and ours.fingerprint() == before[1]
 
 
