@@ -15,6 +15,8 @@ from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
+from tqdm.auto import tqdm
+
 from openclaw_lab.datasets.types import Conversation, Question
 from openclaw_lab.harness.replay import ConversationReplay, render_turn
 from openclaw_lab.model import MemoryItem
@@ -54,7 +56,8 @@ class PeerSystem:
         with tempfile.TemporaryDirectory(prefix="openclaw-peer-") as folder:
             memory = self.open(Path(folder))
             try:
-                for replay in replays:
+                # one bar for this long stage (an add() per turn); tqdm hides it when the output is not a terminal
+                for replay in tqdm(replays, desc="ingest and ask", unit="conversation", leave=False, disable=None):
                     asked = questions.get(replay.conversation_id, [])
                     if not asked:
                         continue
