@@ -368,4 +368,3 @@ class ExperimentConfig:
                 raise ConfigError(dotted, f"does not name a setting ({last!r} not found)")
             node[last] = value
         return ExperimentConfig.from_dict(data)
-

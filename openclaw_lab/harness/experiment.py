@@ -30,11 +30,11 @@ from openclaw_lab.harness.environment import environment
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
 )  # fmt: skip
+from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.harness.quality import compression, provenance, quality_figures
 from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
-from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.systems import System, handle_superseded
 from openclaw_lab.llm import LLMError
 from openclaw_lab.model import MemoryItem
@@ -216,8 +216,11 @@ def _answer_kept(
     (workdir / "unconsolidated").mkdir(parents=True, exist_ok=True)
     replays = replay_benchmark(benchmark, plain, built.embedder, workdir / "unconsolidated", progress, "unconsolidated")
     name = config.metrics.answer_system or config.systems[0].name
-    run, _ = built.systems[name].run(replays, questions_by_conversation(benchmark), config.metrics.depth)
+    system = built.systems[name]
+    run, _ = system.run(replays, questions_by_conversation(benchmark), config.metrics.depth)
     items = {item.id: item for replay in replays for item in replay.items}
+    if isinstance(system, PeerSystem):
+        items |= system.items
     without = answer_in_context_table(run, items, benchmark.questions, built.embedder.count_tokens,
                                       config.metrics.answer_budgets)  # fmt: skip
     return (answers - without).assign(questions=answers["questions"])
