@@ -72,7 +72,7 @@ def cost_table(costs: Mapping[str, Mapping[str, Any]], replay: Mapping[str, Any]
     >>> replay = {"seconds": 10.0, "peak_rss_mib": 50.0, "turns": 1000}
     >>> ours = {"seconds": 3.0, "peak_rss_mib": 20.0, "index_seconds": 1.0, "query_seconds": 2.0, "queries": 100}
     >>> peer = {"seconds": 30.0, "peak_rss_mib": 80.0, "ingest_seconds": 25.0, "turns": 500, "query_seconds": 5.0,
-    ...         "queries": 100, "peer": True}
+    ...         "queries": 100}
     >>> cost_table({"dense": ours, "mem0": peer}, replay).round(1).to_dict("index")
     {'dense': {'ingest_s_per_1k_turns': 11.0, 'query_ms': 20.0, 'peak_rss_mib': 50.0, 'seconds': 3.0}, \
 'mem0': {'ingest_s_per_1k_turns': 50.0, 'query_ms': 50.0, 'peak_rss_mib': 80.0, 'seconds': 30.0}}
@@ -81,7 +81,7 @@ def cost_table(costs: Mapping[str, Mapping[str, Any]], replay: Mapping[str, Any]
     for name, cost in costs.items():
         queries = cost.get("queries", 0)
         query_seconds = cost.get("query_seconds", cost["seconds"])  # a system that does not split: all of it
-        if cost.get("peer"):
+        if "ingest_seconds" in cost:  # another memory system, which ingests on its own
             ingest, peak = per_thousand(cost["ingest_seconds"], cost["turns"]), cost["peak_rss_mib"]
         else:
             ingest = per_thousand(replay["seconds"] + cost.get("index_seconds", 0.0), replay["turns"])

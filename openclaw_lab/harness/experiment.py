@@ -26,7 +26,7 @@ from openclaw_lab.harness.answers import answer_in_context_table
 from openclaw_lab.harness.build import Built, build, build_dataset
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.costs import cost_table, measured
-from openclaw_lab.harness.environment import environment
+from openclaw_lab.harness.environment import environment, git_commit
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
 )  # fmt: skip
@@ -257,10 +257,7 @@ def run_experiment(
 
 
 def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool) -> ExperimentResult:
-    dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
-               "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
-               "load_report": benchmark.report.summary()}  # fmt: skip
-    setting = environment(dataset, built.embedder.model_id)  # read first: the commit whose code runs
+    commit = git_commit()  # read first: the commit whose code runs, even if the checkout changes meanwhile
     built.embedder.st_model  # loaded before costs are measured: every system shares it, none is charged for it
     with measured() as replay_cost:
         replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
@@ -276,6 +273,10 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     if kept is not None:
         memory["answer_kept"] = {str(budget): float(value) for budget, value in kept.loc["all"].items()}
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
+    dataset = {"name": benchmark.name, "sha256": benchmark.sha256, "source": benchmark.source,
+               "conversations": len(benchmark.conversations), "questions": len(benchmark.questions),
+               "load_report": benchmark.report.summary()}  # fmt: skip
+    setting = environment(dataset, built.embedder.model_id) | {"git_commit": commit}  # the load report is final now
     return ExperimentResult(
         config=config, footprint=footprint, memory=memory,
         questions=question_counts(benchmark, evaluation["qrels"]),

@@ -77,7 +77,7 @@ class PeerSystem:
                         run[question.id] = self._ranked(conversation.id, hits, sessions, replay)
             finally:
                 memory.close()
-        self.costs = {"ingest_seconds": ingest, "turns": turns, "query_seconds": search, "queries": queries, "peer": True}
+        self.costs = {"ingest_seconds": ingest, "turns": turns, "query_seconds": search, "queries": queries}
         return run, []
 
     def _ranked(self, cid: str, hits: list[Recalled], sessions: Mapping[str, str], replay: ConversationReplay) -> dict[str, float]:

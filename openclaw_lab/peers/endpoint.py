@@ -23,7 +23,7 @@ __all__ = ["EmbeddingEndpoint"]
 
 
 class EmbeddingEndpoint:
-    """``with EmbeddingEndpoint(embedder) as endpoint:`` serves ``embedder`` at ``endpoint.url`` until the block ends."""
+    """Serves ``embedder`` at ``endpoint.url`` from ``start()`` to ``stop()`` (or for a ``with`` block)."""
 
     def __init__(self, embedder: Embedder, host: str = "127.0.0.1", port: int = 0) -> None:
         self.embedder = embedder
@@ -35,16 +35,22 @@ class EmbeddingEndpoint:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}/v1"
 
-    def __enter__(self) -> EmbeddingEndpoint:
+    def start(self) -> EmbeddingEndpoint:
         self._thread = threading.Thread(target=self._server.serve_forever, name="embedding-endpoint", daemon=True)
         self._thread.start()
         return self
 
-    def __exit__(self, *exc: object) -> None:
+    def stop(self) -> None:
         self._server.shutdown()
         self._server.server_close()
         if self._thread is not None:
             self._thread.join()
+
+    def __enter__(self) -> EmbeddingEndpoint:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
 
 
 def _handler(embedder: Embedder) -> type[BaseHTTPRequestHandler]:

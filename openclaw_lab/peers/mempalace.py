@@ -50,7 +50,7 @@ class MemPalaceSystem:
         self.mode = mode
         self.folder = Path(folder)
         self.palace = str(self.folder / "palace")
-        self._endpoint = EmbeddingEndpoint(embedder).__enter__()
+        self._endpoint = EmbeddingEndpoint(embedder).start()
         settings = {
             "MEMPALACE_CONFIG_DIR": str(self.folder / "config"),
             "MEMPALACE_PALACE_PATH": self.palace,
@@ -102,4 +102,4 @@ class MemPalaceSystem:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
-        self._endpoint.__exit__(None, None, None)
+        self._endpoint.stop()

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from openclaw_lab.model import MemoryFilter
-from openclaw_lab.harness.registry import retrievers, systems
+from openclaw_lab.harness.registry import peers, retrievers, systems
 from openclaw_lab.retrieval.bm25 import BM25Retriever
 from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.fusion import FusedRetriever
@@ -17,7 +17,7 @@ SEED_NAMES = ["dense", "sparse", "hybrid", "rerank"]
 
 def test_the_seed_names_are_registered():
     assert set(SEED_NAMES) <= set(strategy_names())
-    assert strategy_names() == retrievers.names() + systems.names()
+    assert strategy_names() == retrievers.names() + systems.names() + peers.names()
 
 
 @pytest.mark.parametrize("name", retrievers.names())
