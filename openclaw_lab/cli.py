@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import asdict, replace
 from pathlib import Path
+from typing import Any
 
 from openclaw_lab.errors import OpenClawError
 
@@ -20,7 +22,7 @@ def _run(args: argparse.Namespace) -> int:
     changes = {key: _parse_value(value) for key, _, value in (a.partition("=") for a in args.set or [])}
     if args.qa is not None:
         changes["qa.enabled"] = args.qa == "on"
-    config = ExperimentConfig.from_toml(args.file).with_values(changes)
+    config = _with_engine(ExperimentConfig.from_toml(args.file).with_values(changes), args)
     result = run_experiment(config, results_dir=args.results)
     print(unscored_note(result.questions))
     print(metrics_table(result.path).to_string())
@@ -36,10 +38,28 @@ def _sweep(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.config import ExperimentConfig
     from openclaw_lab.harness.sweep import run_sweep
 
-    result = run_sweep(ExperimentConfig.from_toml(args.file), results_dir=args.results)
+    config = _with_engine(ExperimentConfig.from_toml(args.file), args)
+    result = run_sweep(config, results_dir=args.results, reuse=not args.fresh)
     print(result.summary.round(4).to_string(index=False))
     print(f"summary and Pareto plot: {result.path}")
     return 0
+
+
+def _with_engine(config: Any, args: argparse.Namespace) -> Any:
+    """``config`` with the engine options given (``--engine``, ``--address``, ``--num-cpus``) over its own."""
+    from openclaw_lab.harness.config import EngineConfig
+
+    given = {"name": args.engine, "address": args.address, "num_cpus": args.num_cpus}
+    if all(value is None for value in given.values()):
+        return config
+    settings = {**asdict(config.engine), **{key: value for key, value in given.items() if value is not None}}
+    return replace(config, engine=EngineConfig(**settings))
+
+
+def _add_engine_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--engine", choices=["local", "ray"], default=None, help="where to run (default: the config's)")
+    parser.add_argument("--address", default=None, help="a Ray cluster: auto, or ray://HOST:PORT (default: a local Ray)")
+    parser.add_argument("--num-cpus", type=int, default=None, help="CPUs of a local Ray (default: the machine's)")
 
 
 def _compare(args: argparse.Namespace) -> int:
@@ -110,10 +130,13 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--results", type=Path, default=Path("results"))
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a setting, e.g. dataset.limit=2")
     run.add_argument("--qa", choices=["on", "off"], default=None, help="turn the QA stage on or off (default: the config)")
+    _add_engine_options(run)
     run.set_defaults(handler=_run)
     sweep = commands.add_parser("sweep", help="run an experiment's [sweep] grid")
     sweep.add_argument("file", type=Path)
     sweep.add_argument("--results", type=Path, default=Path("results"))
+    sweep.add_argument("--fresh", action="store_true", help="rerun every point, even those an earlier sweep wrote")
+    _add_engine_options(sweep)
     sweep.set_defaults(handler=_sweep)
     compare = commands.add_parser("compare", help="compare run folders with significance tests")
     compare.add_argument("dirs", nargs="+", type=Path)

@@ -29,7 +29,8 @@ from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import registry
-from openclaw_lab.harness.config import DatasetConfig, ExperimentConfig, SystemConfig
+from openclaw_lab.harness.config import DatasetConfig, EngineConfig, ExperimentConfig, SystemConfig
+from openclaw_lab.harness.engine import Engine, LocalEngine, RayEngine
 from openclaw_lab.harness.registry import check_params, construct, did_you_mean
 from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import PROMPTS, QAPlan
@@ -40,7 +41,7 @@ from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
 from openclaw_lab.retrieval.protocol import Retriever, check_query
 from openclaw_lab.stores.protocol import VectorStore
 
-__all__ = ["Built", "build", "build_dataset", "build_embedder", "make_retriever", "retrieve", "strategy_names", "DatasetLoader"]
+__all__ = ["Built", "build", "build_dataset", "build_embedder", "build_engine", "make_retriever", "retrieve", "strategy_names", "DatasetLoader"]
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # any time will do to try a constructor
 
@@ -77,6 +78,7 @@ class Built:
     replay: ReplayPlan
     systems: dict[str, System]
     qa: QAPlan | None = None  # the end-to-end QA stage, when enabled
+    engine: Engine = LocalEngine()  # where conversations and sweep points run
 
 
 def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Built:
@@ -95,7 +97,18 @@ def build(config: ExperimentConfig, *, embedder: Embedder | None = None) -> Buil
         replay=_replay_plan(config, embedder),
         systems={s.name: _system(s, i, embedder, config.memory.turn_seconds) for i, s in enumerate(config.systems)},
         qa=_qa_plan(config),
+        engine=build_engine(config.engine),
     )
+
+
+def build_engine(settings: EngineConfig) -> Engine:
+    """The engine ``settings`` names; Ray must be installed for ``ray`` (nothing is started here)."""
+    if settings.name == "local":
+        return LocalEngine()
+    try:
+        return RayEngine(settings.address, settings.num_cpus)
+    except ImportError as missing:
+        raise ConfigError("engine.name", str(missing)) from None
 
 
 def build_embedder(config: ExperimentConfig) -> Embedder:

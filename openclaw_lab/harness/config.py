@@ -34,7 +34,7 @@ from openclaw_lab.harness.registry import did_you_mean
 
 __all__ = [
     "ExperimentConfig", "DatasetConfig", "EmbeddingConfig", "MemoryConfig", "ConsolidationConfig", "SystemConfig",
-    "MetricsConfig", "QAConfig",
+    "MetricsConfig", "QAConfig", "EngineConfig",
 ]  # fmt: skip
 
 UNITS = ("turn", "round", "session", "user-session")
@@ -42,6 +42,7 @@ SESSION_UNITS = ("session", "user-session")
 PEER_PACKAGES = {"mem0": "mem0ai", "mempalace": "mempalace"}  # another memory system's strategy -> its package
 TIERS = ("episodic", "semantic")
 LEVELS = ("turn", "session")
+ENGINES = ("local", "ray")
 # Memory figures a gate can check (two-sided: any change beyond the tolerance fails), from metrics.json "memory"
 MEMORY_GATES = (
     "memory.retention.any", "memory.footprint", "memory.provenance.unknown_sources",
@@ -266,6 +267,23 @@ class QAConfig:
             _one_of(self.protocol, ("locomo", "longmemeval"), "qa.protocol")
 
 
+@dataclass(frozen=True)
+class EngineConfig:
+    """Where the work runs: ``local`` (this process) or ``ray`` (conversations and sweep points as Ray tasks;
+    ``address``: None starts a local Ray, ``auto`` or ``ray://HOST:PORT`` joins a cluster). Results do not
+    depend on it, so it is left out of the config's fingerprint."""
+
+    name: str = "local"
+    address: str | None = None
+    num_cpus: int | None = None  # a local Ray's CPUs (default: the machine's)
+
+    def __post_init__(self) -> None:
+        _one_of(self.name, ENGINES, "engine.name")
+        _require(self.name == "ray" or (self.address is None and self.num_cpus is None), "engine",
+                 "address and num_cpus are Ray settings; set engine.name = 'ray'")  # fmt: skip
+        _require(self.num_cpus is None or self.num_cpus >= 1, "engine.num_cpus", f"{self.num_cpus!r} must be >= 1")
+
+
 DEFAULT_SYSTEMS = (SystemConfig("dense", "dense"),)
 
 
@@ -279,6 +297,7 @@ class ExperimentConfig:
     systems: tuple[SystemConfig, ...] = DEFAULT_SYSTEMS
     metrics: MetricsConfig = field(default_factory=MetricsConfig)
     qa: QAConfig = field(default_factory=QAConfig)
+    engine: EngineConfig = field(default_factory=EngineConfig)
     sweep: dict[str, list[Any]] = field(default_factory=dict)  # "section.key" or "section.params.key" -> values
 
     @classmethod
@@ -325,6 +344,7 @@ class ExperimentConfig:
             systems=systems,
             metrics=metrics,
             qa=qa,
+            engine=_build(EngineConfig, "engine", data.get("engine")),
             sweep=dict(sweep),
         )
 
@@ -343,6 +363,7 @@ class ExperimentConfig:
         """A short hash of the whole configuration, for run ids and provenance; with the installed version of
         every other memory system it names, whose behaviour changes between releases."""
         data = self.to_dict()
+        data.pop("engine")  # where it ran changes no result
         if peers := sorted({PEER_PACKAGES[s.strategy] for s in self.systems if s.strategy in PEER_PACKAGES}):
             data["peer_versions"] = {name: package_version(name) for name in peers}
         return hashlib.sha256(json.dumps(data, sort_keys=True).encode()).hexdigest()[:10]

@@ -20,12 +20,13 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from openclaw_lab.agent.remember import remember_metrics
-from openclaw_lab.datasets.types import Benchmark
+from openclaw_lab.datasets.types import Benchmark, Conversation
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.answers import answer_in_context_table
 from openclaw_lab.harness.build import Built, build, build_dataset
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.costs import cost_table, measured
+from openclaw_lab.harness.engine import Engine, LocalEngine, portable, values
 from openclaw_lab.harness.environment import environment, git_commit
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
@@ -78,17 +79,34 @@ def load_benchmark(settings: DatasetConfig) -> Benchmark:
 
 
 def replay_benchmark(
-    benchmark: Benchmark, plan: ReplayPlan, embedder: Embedder, workdir: Path, progress: bool = True, name: str = ""
+    benchmark: Benchmark, plan: ReplayPlan, embedder: Embedder, workdir: Path, progress: bool = True, name: str = "",
+    engine: Engine | None = None,
 ) -> list[ConversationReplay]:
-    """Replay every conversation; the memory units are embedded first, in a stage with its own bar."""
-    if embedder.cache is not None:  # the same batches as the replay's, which then reads them from the cache
-        for conversation in tqdm(benchmark.conversations, desc="embed", disable=not progress, leave=False):
-            embedder.encode(unit_texts(conversation, plan.unit), progress=False)
+    """Replay every conversation (each an engine task); the memory units are embedded first, once, in a stage
+    with its own bar. The replay's files live in ``workdir`` when the plan persists them, else in a temporary
+    folder of the task's own."""
+    engine = engine or LocalEngine()
+    if isinstance(engine, LocalEngine):  # the same batches as the replay's, which then reads them from the cache
+        if embedder.cache is not None:
+            for conversation in tqdm(benchmark.conversations, desc="embed", disable=not progress, leave=False):
+                embedder.encode(unit_texts(conversation, plan.unit), progress=False)
+    else:  # every text encoded here, shipped once to all tasks
+        embedder = portable(embedder, (t for c in benchmark.conversations for t in unit_texts(c, plan.unit)))
     questions = questions_by_conversation(benchmark)
-    return [
-        replay_conversation(c, questions.get(c.id, []), plan, embedder, workdir)
-        for c in tqdm(benchmark.conversations, desc=f"replay {name}".strip(), disable=not progress, leave=False)
-    ]
+    conversations = benchmark.conversations
+    outcomes = engine.map(_replay, [(c, questions.get(c.id, []), plan) for c in conversations],
+                          names=[c.id for c in conversations],
+                          shared={"embedder": embedder, "workdir": workdir if plan.persist else None})  # fmt: skip
+    bar = tqdm(outcomes, total=len(conversations), desc=f"replay {name}".strip(), disable=not progress, leave=False)
+    return values(bar, "conversation")
+
+
+def _replay(conversation: Conversation, questions: list, plan: ReplayPlan, embedder: Embedder,
+            workdir: Path | None) -> ConversationReplay:  # fmt: skip
+    if workdir is not None:
+        return replay_conversation(conversation, questions, plan, embedder, workdir)
+    with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
+        return replay_conversation(conversation, questions, plan, embedder, scratch)
 
 
 def questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
@@ -214,7 +232,8 @@ def _answer_kept(
         return None
     plain = replace(built.replay, consolidation=None)
     (workdir / "unconsolidated").mkdir(parents=True, exist_ok=True)
-    replays = replay_benchmark(benchmark, plain, built.embedder, workdir / "unconsolidated", progress, "unconsolidated")
+    replays = replay_benchmark(benchmark, plain, built.embedder, workdir / "unconsolidated", progress, "unconsolidated",
+                               built.engine)  # fmt: skip
     name = config.metrics.answer_system or config.systems[0].name
     system = built.systems[name]
     run, _ = system.run(replays, questions_by_conversation(benchmark), config.metrics.depth)
@@ -260,7 +279,7 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     commit = git_commit()  # read first: the commit whose code runs, even if the checkout changes meanwhile
     built.embedder.st_model  # loaded before costs are measured: every system shares it, none is charged for it
     with measured() as replay_cost:
-        replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name)
+        replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name, built.engine)
     evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
     item_runs, items = evaluation.pop("item_runs"), evaluation.pop("items")
     turns = sum(len(s.turns) for c in benchmark.conversations for s in c.sessions)

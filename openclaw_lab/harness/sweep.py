@@ -1,13 +1,17 @@
 """Parameter sweeps: the grid of an experiment's ``[sweep]`` table, one replay per point.
 
 Points share the embedder and its on-disk cache (each text is encoded once for the whole sweep)
-and the loaded dataset. The summary has one row per point; ``pareto_front`` keeps the points that
-no other point beats on both recall (higher is better) and footprint (lower is better).
+and the loaded dataset; on Ray each point is a task, and both are shipped once to all of them. The
+summary has one row per point; ``pareto_front`` keeps the points that no other point beats on both
+recall (higher is better) and footprint (lower is better).
 """
 
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,11 +22,13 @@ from tqdm.auto import tqdm
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.errors import ConfigError
-from openclaw_lab.harness.build import build, build_embedder
+from openclaw_lab.harness.build import build, build_embedder, build_engine
 from openclaw_lab.harness.config import ExperimentConfig
+from openclaw_lab.harness.engine import Engine, LocalEngine, TaskError, portable
 from openclaw_lab.harness.experiment import ExperimentResult, run_experiment
 from openclaw_lab.harness.plots import pareto_plot
-from openclaw_lab.harness.results import new_run_dir
+from openclaw_lab.harness.replay import unit_texts
+from openclaw_lab.harness.results import REQUIRED, new_run_dir
 
 __all__ = ["grid", "points", "run_sweep", "SweepResult"]
 
@@ -55,8 +61,8 @@ def points(config: ExperimentConfig, embedder: Embedder | None = None) -> list[t
 
 @dataclass
 class SweepResult:
-    summary: pd.DataFrame
-    points: list[ExperimentResult]
+    summary: pd.DataFrame  # one row per point, in grid order
+    points: dict[int, ExperimentResult]  # the points run now (a point found already written is not rerun)
     path: Path | None
 
 
@@ -67,31 +73,106 @@ def run_sweep(
     embedder: Embedder | None = None,
     benchmark: Benchmark | None = None,
     progress: bool = True,
+    engine: Engine | None = None,
+    reuse: bool = True,
 ) -> SweepResult:
-    """Run every grid point; write each point's run folder and a summary (CSV + Pareto plot)."""
+    """Run every grid point on ``engine`` (default: the config's); write each point's run folder as it
+    finishes, then a summary (CSV + Pareto plot).
+
+    With ``reuse``, a point already written by an earlier sweep of this experiment (same config
+    fingerprint, same dataset) is copied instead of run again, so a sweep that failed or was killed
+    resumes where it stopped. A point that fails does not stop the others: the finished ones are
+    written and the failures raised together at the end (``TaskError``, each named by its settings).
+    """
     embedder = embedder or build_embedder(config)
     grid_points = points(config, embedder)  # every point checked before the dataset loads
+    engine = engine or build_engine(config.engine)
     benchmark = benchmark or build(config, embedder=embedder).load_dataset()
     sweep_dir = new_run_dir(results_dir, config, suffix="-sweep") if results_dir is not None else None
     if sweep_dir is not None:
         sweep_dir.mkdir(parents=True)  # each point appears in it when complete
-    results, rows = [], []
-    for n, (values, point) in enumerate(tqdm(grid_points, desc=f"sweep {config.name}", disable=not progress)):
-        result = run_experiment(point, results_dir=None, run_dir=sweep_dir / f"point-{n:02d}" if sweep_dir else None,
-                                embedder=embedder, benchmark=benchmark, progress=False)  # fmt: skip
-        results.append(result)
-        rows.append({"point": n, **values, **_summary_row(result)})
-    summary = pd.DataFrame(rows)
+    written = _written_points(Path(results_dir) / config.name, benchmark) if reuse and sweep_dir is not None else {}
+    rows: dict[int, dict[str, Any]] = {}
+    todo = []
+    for n, (values, point) in enumerate(grid_points):
+        if (earlier := written.get(point.fingerprint())) is not None:
+            shutil.copytree(earlier, sweep_dir / f"point-{n:02d}")  # type: ignore[operator]
+            metrics = json.loads((earlier / "metrics.json").read_text())
+            rows[n] = _summary_row(n, values, point, metrics["systems"], metrics["memory"])
+        else:
+            todo.append((n, values, point))
+    shared = {"embedder": embedder if isinstance(engine, LocalEngine) else portable(embedder, _texts(benchmark, todo)),
+              "benchmark": benchmark}  # fmt: skip
+    inputs = [(_local(point), sweep_dir / f"point-{n:02d}" if sweep_dir else None) for n, _, point in todo]
+    names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _ in todo]
+    results, failed = {}, []
+    outcomes = engine.map(_run_point, inputs, names=names, shared=shared)
+    for outcome in tqdm(outcomes, total=len(todo), desc=f"sweep {config.name}", disable=not progress):
+        if outcome.error is not None:
+            failed.append(outcome)
+            continue
+        n, values, point = todo[outcome.index]
+        results[n] = outcome.value
+        rows[n] = _summary_row(n, values, point, outcome.value.metrics, outcome.value.memory)
+        _write_summary(rows, sweep_dir)  # a sweep stopped midway still has the summary of what finished
+    summary = pd.DataFrame([rows[n] for n in sorted(rows)])
     if sweep_dir is not None:
-        summary.to_csv(sweep_dir / "summary.csv", index=False)
+        _write_summary(rows, sweep_dir)
         _plot(summary, sweep_dir, config)
+    if failed:
+        raise TaskError(failed, "sweep point") from failed[0].error
     return SweepResult(summary, results, sweep_dir)
 
 
-def _summary_row(result: ExperimentResult) -> dict[str, float]:
-    row = {key: value for key, value in result.memory.items() if isinstance(value, float)}
-    for system, values in result.metrics.items():
-        row |= {f"{system}.{metric}": value for metric, value in values.items() if metric.endswith("recall@10")}
+def _run_point(point: ExperimentConfig, run_dir: Path | None, embedder: Embedder, benchmark: Benchmark) -> ExperimentResult:
+    return run_experiment(point, results_dir=None, run_dir=run_dir, embedder=embedder, benchmark=benchmark, progress=False)
+
+
+def _local(point: ExperimentConfig) -> ExperimentConfig:
+    """A point runs where its task runs: its own conversations are not spread further."""
+    return point.with_values({"engine.name": "local", "engine.address": None, "engine.num_cpus": None})
+
+
+def _texts(benchmark: Benchmark, todo: list[tuple[int, dict[str, Any], ExperimentConfig]]) -> list[str]:
+    """Every text the points will embed: their memory units and the questions."""
+    units = {point.memory.unit for _, _, point in todo}
+    return [t for unit in sorted(units) for c in benchmark.conversations for t in unit_texts(c, unit)] + [
+        q.text for q in benchmark.questions
+    ]
+
+
+def _written_points(experiment_dir: Path, benchmark: Benchmark) -> dict[str, Path]:
+    """Complete point folders of earlier sweeps of this experiment on this dataset, by config fingerprint."""
+    found = {}
+    for config_file in sorted(experiment_dir.glob("*-sweep/point-*/config.json")):
+        folder = config_file.parent
+        if any(not (folder / name).exists() for name in REQUIRED):
+            continue
+        dataset = json.loads((folder / "environment.json").read_text()).get("dataset", {})
+        if (dataset.get("sha256"), dataset.get("conversations"), dataset.get("questions")) != (
+            benchmark.sha256, len(benchmark.conversations), len(benchmark.questions)
+        ):
+            continue
+        found[ExperimentConfig.from_dict(json.loads(config_file.read_text())).fingerprint()] = folder
+    return found
+
+
+def _write_summary(rows: dict[int, dict[str, Any]], sweep_dir: Path | None) -> None:
+    if sweep_dir is None:
+        return
+    partial = sweep_dir / ".summary.csv.partial"
+    pd.DataFrame([rows[n] for n in sorted(rows)]).to_csv(partial, index=False)
+    os.replace(partial, sweep_dir / "summary.csv")  # never half a file
+
+
+def _summary_row(n: int, values: dict[str, Any], point: ExperimentConfig, metrics: dict[str, dict[str, float]],
+                 memory: dict[str, Any]) -> dict[str, Any]:  # fmt: skip
+    """Memory figures, then each system's recall@10 in the config's order (a point read back from its
+    metrics.json, whose keys are sorted, gives the same columns as one just run)."""
+    row = {"point": n, **values} | {key: memory[key] for key in sorted(memory) if isinstance(memory[key], float)}
+    for system in (s.name for s in point.systems):
+        row |= {f"{system}.{metric}": value for metric, value in sorted(metrics[system].items())
+                if metric.endswith("recall@10")}  # fmt: skip
     return row
 
 
