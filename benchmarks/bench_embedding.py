@@ -1,9 +1,11 @@
-"""Encode throughput: raw sentence-transformers against the manager's add path, and a cached re-add.
+"""Encode throughput: raw sentence-transformers against the manager's add path, a cached re-add, and the
+encoder backends (torch, onnx, onnx-int8) with what each changes in the gated metrics of a LoCoMo run.
 
-    python benchmarks/bench_embedding.py [--texts 2000]
+    python benchmarks/bench_embedding.py [--texts 2000] [--experiment experiments/ci-gate.toml]
 
 Targets (issue 2): the manager's overhead over raw encoding at most 10%; a cached re-add at least
-20x faster than a cold one.
+20x faster than a cold one. Issue 16: another backend becomes the default only if it is >= 1.5x faster
+and loses <= 0.005 on every gated metric.
 """
 
 from __future__ import annotations
@@ -12,13 +14,20 @@ import argparse
 import os
 import tempfile
 import time
+from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+import pandas as pd  # noqa: E402
+
 from openclaw_lab.clock import SimulatedClock  # noqa: E402
 from openclaw_lab.datasets.synthetic import generate  # noqa: E402
-from openclaw_lab.embedding import Embedder, EmbeddingCache  # noqa: E402
+from openclaw_lab.embedding import BACKENDS, Embedder, EmbeddingCache  # noqa: E402
+from openclaw_lab.harness.config import ExperimentConfig  # noqa: E402
+from openclaw_lab.harness.experiment import load_benchmark, run_experiment  # noqa: E402
 from openclaw_lab.manager import MemoryManager  # noqa: E402
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def chat_texts(n: int) -> list[str]:
@@ -37,6 +46,8 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--texts", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--experiment", type=Path, default=ROOT / "experiments" / "ci-gate.toml")
+    parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
     args = parser.parse_args()
     texts = chat_texts(args.texts)
     embedder = Embedder(cache=False)
@@ -62,6 +73,36 @@ def main() -> None:
         print(f"{name:<38}{seconds:>9.2f}{n / seconds:>10.0f}")
     print(f"manager cold / raw encode: {cold / raw:.3f}  (target <= 1.10)")
     print(f"cold / warm re-add:        {cold / warm:.1f}x  (target >= 20x)")
+    compare_backends(texts, args.backends, args.experiment, args.repeats)
+
+
+def compare_backends(texts: list[str], backends: list[str], experiment: Path, repeats: int) -> None:
+    """texts/s of each backend (best of ``repeats``, alternating) and its gated metrics on ``experiment``."""
+    encoders = {name: Embedder(cache=False, backend=name) for name in backends}
+    for encoder in encoders.values():
+        encoder.encode_uncached(texts[:64])  # load, export once, warm up
+    seconds = {name: [] for name in backends}
+    for _ in range(repeats):
+        for name, encoder in encoders.items():
+            seconds[name].append(timed(lambda: encoder.encode_uncached(texts)))
+    config = ExperimentConfig.from_toml(experiment)
+    benchmark = load_benchmark(config.dataset)
+    rows = {}
+    for name in backends:  # each backend's vectors in the default cache, under its own key
+        result = run_experiment(config, results_dir=None, embedder=Embedder(backend=name), benchmark=benchmark, progress=False)
+        gated = {f"{system}.{metric}": result.metrics[system][metric] for system in result.metrics
+                 for metric in config.metrics.gate if metric in result.metrics[system]}  # fmt: skip
+        rows[name] = {"texts/s": len(texts) / min(seconds[name]), **gated}
+    table = pd.DataFrame(rows).T
+    base = table.loc[backends[0]]
+    speedup = table["texts/s"] / base["texts/s"]
+    loss = (base.drop("texts/s") - table.drop(columns="texts/s")).max(axis=1)  # the largest drop on any gated metric
+    summary = pd.DataFrame({"texts/s": table["texts/s"].round(1), "speed-up": speedup.round(2), "largest loss": loss.round(4)})
+    print(f"\nbackends: {len(texts)} texts, best of {repeats}; gated metrics of {experiment.name} "
+          f"({len(benchmark.conversations)} conversations, {len(benchmark.questions)} questions)")
+    print(summary.to_string())
+    print(table.drop(columns="texts/s").T.round(4).to_string())
+    print("a backend may become the default if speed-up >= 1.5 and largest loss <= 0.005")
 
 
 if __name__ == "__main__":

