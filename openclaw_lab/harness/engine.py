@@ -171,11 +171,11 @@ class VectorTable:
         pass
 
 
-def portable(embedder: Embedder, texts: Iterable[str]) -> Embedder:
+def portable(embedder: Embedder, texts: Iterable[str], progress: bool = False) -> Embedder:
     """A copy of ``embedder`` to ship to tasks: ``texts`` encoded here once (through its cache) and carried
     in a ``VectorTable``; the model itself is not carried, a task loads it only if it meets a new text."""
     unique = list(dict.fromkeys(texts))
-    matrix = embedder.encode(unique, progress=False) if unique else np.zeros((0, 0), dtype=np.float32)
+    matrix = embedder.encode(unique, progress=progress) if unique else np.zeros((0, 0), dtype=np.float32)
     shipped = copy.copy(embedder)
     shipped._model = shipped._onnx = None
     shipped.cache = VectorTable(embedder.model_id, [text_key(t) for t in unique], matrix)  # type: ignore[assignment]

@@ -91,7 +91,7 @@ def replay_benchmark(
             for conversation in tqdm(benchmark.conversations, desc="embed", disable=not progress, leave=False):
                 embedder.encode(unit_texts(conversation, plan.unit), progress=False)
     else:  # every text encoded here, shipped once to all tasks
-        embedder = portable(embedder, (t for c in benchmark.conversations for t in unit_texts(c, plan.unit)))
+        embedder = portable(embedder, (t for c in benchmark.conversations for t in unit_texts(c, plan.unit)), progress)
     questions = questions_by_conversation(benchmark)
     conversations = benchmark.conversations
     outcomes = engine.map(_replay, [(c, questions.get(c.id, []), plan) for c in conversations],
