@@ -84,7 +84,7 @@ def compare_backends(texts: list[str], backends: list[str], experiment: Path, re
     seconds = {name: [] for name in backends}
     for _ in range(repeats):
         for name, encoder in encoders.items():
-            seconds[name].append(timed(lambda: encoder.encode_uncached(texts)))
+            seconds[name].append(timed(lambda: encoder.encode_uncached(texts, progress=False)))
     config = ExperimentConfig.from_toml(experiment)
     benchmark = load_benchmark(config.dataset)
     rows = {}

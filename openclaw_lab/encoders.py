@@ -12,8 +12,11 @@ Exporting needs the ``onnx`` package (the ``onnx`` extra); running needs only on
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
-from collections.abc import Sequence
+import warnings
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -56,14 +59,29 @@ def export_onnx(st_model: Any, folder: Path, int8: bool = False) -> Path:
         if target.exists():  # another process exported it while this one waited
             return target
         partial = folder / f".{target.name}.{os.getpid()}.partial"
-        if int8:
-            from onnxruntime.quantization import QuantType, quantize_dynamic
+        with _quiet():
+            if int8:
+                from onnxruntime.quantization import QuantType, quantize_dynamic
 
-            quantize_dynamic(export_onnx(st_model, folder), partial, weight_type=QuantType.QInt8)
-        else:
-            _export(st_model, partial)
+                quantize_dynamic(export_onnx(st_model, folder), partial, weight_type=QuantType.QInt8)
+            else:
+                _export(st_model, partial)
         os.replace(partial, target)  # a reader sees a whole file or none
     return target
+
+
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """The exporter's and the quantiser's advice, which is for model authors (the test checks the result)."""
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        root.setLevel(level)
 
 
 def _export(st_model: Any, path: Path) -> None:

@@ -128,8 +128,9 @@ class RayEngine:
             index, name = pending.pop(ready)
             try:
                 yield Outcome(index, name, ray.get(ready))
-            except ray.exceptions.RayTaskError as failed:  # the task's own error, its remote traceback beside it
-                yield Outcome(index, name, error=failed.cause or failed.as_instanceof_cause(), detail=str(failed))
+            except ray.exceptions.RayError as failed:  # the task's own error (remote traceback beside it), or a lost worker
+                cause = getattr(failed, "cause", None)
+                yield Outcome(index, name, error=cause if isinstance(cause, Exception) else failed, detail=str(failed))
 
     def __repr__(self) -> str:
         return f"RayEngine(address={self.address!r}, num_cpus={self.num_cpus!r})"

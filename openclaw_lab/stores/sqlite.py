@@ -199,7 +199,8 @@ class SQLiteStore:
 
     def items(self, filter: MemoryFilter | None = None) -> Iterator[MemoryItem]:
         """Stored items passing ``filter``, oldest first."""
-        if self._refresh():
+        self._refresh()
+        if self._index.count() == self.count():  # every stored item is embedded: the index holds them all
             yield from sorted(self._index.items(filter), key=lambda item: (item.created_at, item.id))
             return
         for row in self.db.query(f"SELECT * FROM {self.table} ORDER BY created_at, id"):
@@ -212,8 +213,8 @@ class SQLiteStore:
         self._refresh()
         return self._index.search(vector, k, filter)
 
-    def _refresh(self) -> bool:
-        """Bring the index up to the file's state; True when it then holds every stored item."""
+    def _refresh(self) -> None:
+        """Bring the index up to the file's state (one indexed query when nothing changed: searches pay no count)."""
         latest = self.db.query(f"SELECT COALESCE(MAX(seq), 0) FROM {self.table}_changes")[0][0]
         if self._seen is None:  # first read: load every row once, oldest first
             rows = self.db.query(f"SELECT * FROM {self.table} WHERE embedding IS NOT NULL ORDER BY created_at, id")
@@ -227,7 +228,6 @@ class SQLiteStore:
             self._index.delete([i for i in changed if i not in kept])
             self._index.upsert(fresh)  # in place for ids it holds, so the index keeps its order
             self._seen = latest
-        return self._index.count() == self.count()
 
     def close(self) -> None:
         self.db.close()
