@@ -27,6 +27,17 @@ def test_a_bad_value_type_and_broken_toml_are_one_line(tmp_path, capsys):
     assert capsys.readouterr().err.startswith(f"openclaw-lab run: {config}: not valid TOML")
 
 
+def test_engine_options_are_checked_before_anything_runs(tmp_path, capsys):
+    config = tmp_path / "sweep.toml"
+    config.write_text('name = "s"\n[dataset]\nname = "synthetic"\n[sweep]\n"consolidation.threshold" = [0.1]\n')
+    assert main(["sweep", str(config), "--num-cpus", "2", "--results", str(tmp_path / "results")]) == 2
+    assert capsys.readouterr().err.strip() == (
+        "openclaw-lab sweep: engine: address and num_cpus are Ray settings; set engine.name = 'ray'")
+    assert main(["run", str(config), "--engine", "ray", "--num-cpus", "0"]) == 2
+    assert capsys.readouterr().err.strip() == "openclaw-lab run: engine.num_cpus: 0 must be >= 1"
+    assert not (tmp_path / "results").exists()
+
+
 def test_an_incomplete_run_folder_is_refused(tmp_path, capsys):
     partial = tmp_path / ".20260101T000000Z-abc.partial"
     partial.mkdir()

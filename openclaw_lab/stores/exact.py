@@ -77,13 +77,14 @@ class ExactStore:
             if item.embedding is None:
                 raise ValueError(f"embedding: item {item.id!r} has no embedding")
             check_vector(item.embedding, dim, "embedding")
-        self._flush()
         if not self._ids:
             self._matrix = np.zeros((0, dim), dtype=np.float32)
         for item in items:
             vector = normalise(item.embedding[None, :])[0]
             if item.id in self._row:
                 r = self._row[item.id]
+                if r >= len(self._matrix):  # its row is still pending: append the pending rows first
+                    self._flush()
                 self._matrix[r], self._importance[r], self._created[r] = vector, item.importance, to_timestamp(item.created_at)
             else:
                 self._row[item.id] = len(self._ids)
