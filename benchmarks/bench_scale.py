@@ -119,14 +119,14 @@ def plot(rows: list[dict], path: Path) -> None:
     import matplotlib.pyplot as plt
 
     fig, axes = plt.subplots(1, 3, figsize=(13, 4))
-    for kind in dict.fromkeys(row["store"] for row in rows):
+    for n, kind in enumerate(dict.fromkeys(row["store"] for row in rows)):
         mine = [row for row in rows if row["store"] == kind]
-        sizes = [row["n"] for row in mine]
-        axes[0].loglog(sizes, [1 / row["add_per_s"] * 1e6 for row in mine], "o-", label=kind)
-        axes[1].loglog(sizes, [row["none_ms"] for row in mine], "o-", label=kind)
+        sizes, color = [row["n"] for row in mine], f"C{n}"  # one colour per store in every panel
+        axes[0].loglog(sizes, [1 / row["add_per_s"] * 1e6 for row in mine], "o-", color=color, label=kind)
+        axes[1].loglog(sizes, [row["none_ms"] for row in mine], "o-", color=color, label=kind)
         if "selective_ms" in mine[0]:
-            axes[1].loglog(sizes, [row["selective_ms"] for row in mine], "x--", label=f"{kind}, 1% filter")
-        axes[2].loglog(sizes, [row["peak_rss_mb"] for row in mine], "o-", label=kind)
+            axes[1].loglog(sizes, [row["selective_ms"] for row in mine], "x--", color=color, label=f"{kind}, 1% filter")
+        axes[2].loglog(sizes, [row["peak_rss_mb"] for row in mine], "o-", color=color, label=kind)
     for ax, title in zip(axes, ("add: µs per memory", "query: ms (top 10)", "peak RSS: MB")):
         ax.set_title(title)
         ax.set_xlabel("memories")
@@ -175,7 +175,8 @@ def main() -> None:
         print(f"| {row['store']} | {row['n']:,} | {row['add_per_s']:,.0f} | {row['peak_rss_mb']:,.0f} | "
               f"{row['none_ms']:.2f} | {cells[0]} | {cells[1]} |")  # fmt: skip
     plot(rows, args.png)
-    print(f"log-log cost curves: {args.png}")
+    args.png.with_suffix(".json").write_text(json.dumps(rows, indent=1) + "\n")
+    print(f"log-log cost curves: {args.png} (figures: {args.png.with_suffix('.json').name})")
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ from openclaw_lab.stores.codec import check_vector, from_record, normalise, nume
 __all__ = ["ExactStore", "top_k_indices", "atomic_write"]
 
 STORE_FILE = "exact_store.npz"
+PENDING_ROWS = 50_000  # rows added before they join the matrix (one copy of it per this many rows)
 
 
 def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
@@ -90,11 +91,14 @@ class ExactStore:
                 self._row[item.id] = len(self._ids)
                 self._ids.append(item.id)
                 self._pending.append((vector, int(item.importance), to_timestamp(item.created_at)))
+                if len(self._pending) >= PENDING_ROWS:
+                    self._flush()
             self._items[item.id] = item
         self._tag_rows = None
 
     def _flush(self) -> None:
-        """Append pending rows in one go, so that adding items one by one stays linear."""
+        """Append pending rows in one go: adding items batch by batch stays linear (a copy of the matrix per
+        ``PENDING_ROWS`` rows, not per batch), and the rows waiting as separate vectors stay few."""
         if not self._pending:
             return
         vectors, importance, created = zip(*self._pending)
