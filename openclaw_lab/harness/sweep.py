@@ -101,8 +101,8 @@ def run_sweep(
             rows[n] = _summary_row(n, values, point, metrics["systems"], metrics["memory"])
         else:
             todo.append((n, values, point))
-    shared = {"embedder": embedder if isinstance(engine, LocalEngine) else portable(embedder, _texts(benchmark, todo)),
-              "benchmark": benchmark}  # fmt: skip
+    ships = todo and not isinstance(engine, LocalEngine)  # the texts go with the tasks only when there are tasks
+    shared = {"embedder": portable(embedder, _texts(benchmark, todo)) if ships else embedder, "benchmark": benchmark}
     inputs = [(_local(point), sweep_dir / f"point-{n:02d}" if sweep_dir else None) for n, _, point in todo]
     names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _ in todo]
     results, failed = {}, []
