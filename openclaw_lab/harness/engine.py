@@ -110,6 +110,9 @@ class RayEngine:
         if ray.is_initialized():
             return
         env = {key: os.environ[key] for key in WORKER_ENV if key in os.environ}
+        # Ray waits 30 s for a new head's GCS to bind its port; on a busy 2-core machine that start took longer
+        # (seen in CI), so a local Ray gets Ray's own operator override of that wait
+        os.environ.setdefault("RAY_gcs_server_port_wait_time_s", "120")
         local = {"num_cpus": self.num_cpus, "include_dashboard": False} if self.address is None else {}
         ray.init(address=self.address, runtime_env={"env_vars": env}, log_to_driver=False,
                  configure_logging=False, **local)  # fmt: skip
