@@ -34,14 +34,17 @@ from openclaw_lab.harness.metrics import (
 from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.harness.quality import compression, provenance, quality_figures
-from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
+from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_shared, unit_texts
 from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System, handle_superseded
 from openclaw_lab.llm import LLMError
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
-__all__ = ["ExperimentResult", "run_experiment", "load_benchmark", "replay_benchmark", "evaluate_systems"]
+__all__ = [
+    "ExperimentResult", "Replayed", "run_experiment", "load_benchmark", "replay_benchmark", "replay_plans",
+    "evaluate_systems",
+]  # fmt: skip
 
 
 @dataclass
@@ -73,6 +76,15 @@ class ExperimentResult:
         return frame[list(metrics)] if metrics else frame
 
 
+@dataclass(frozen=True)
+class Replayed:
+    """A config's replay made beforehand (a sweep replays points that differ only in decay together): each
+    conversation's memory, and the point's share of what the replay cost (``seconds``, ``peak_rss_mib``)."""
+
+    replays: list[ConversationReplay]
+    cost: dict[str, float]
+
+
 def load_benchmark(settings: DatasetConfig) -> Benchmark:
     """The configured dataset, or its fallback when it is not on the data path (names checked first)."""
     return build_dataset(settings)()
@@ -85,28 +97,41 @@ def replay_benchmark(
     """Replay every conversation (each an engine task); the memory units are embedded first, once, in a stage
     with its own bar. The replay's files live in ``workdir`` when the plan persists them, else in a temporary
     folder of the task's own."""
+    return replay_plans(benchmark, [plan], embedder, workdir, progress, name, engine)[0]
+
+
+def replay_plans(
+    benchmark: Benchmark, plans: Sequence[ReplayPlan], embedder: Embedder, workdir: Path | None, progress: bool = True,
+    name: str = "", engine: Engine | None = None,
+) -> list[list[ConversationReplay]]:
+    """``replay_benchmark`` for plans that differ only in what consolidation prunes, sharing one replay of
+    each conversation until their decisions part (``replay.replay_shared``); one list per plan. Only a
+    single plan persists its files (in ``workdir``)."""
     engine = engine or LocalEngine()
+    unit = plans[0].unit
     if isinstance(engine, LocalEngine):  # the same batches as the replay's, which then reads them from the cache
         if embedder.cache is not None:
             for conversation in tqdm(benchmark.conversations, desc="embed", disable=not progress, leave=False):
-                embedder.encode(unit_texts(conversation, plan.unit), progress=False)
+                embedder.encode(unit_texts(conversation, unit), progress=False)
     else:  # every text encoded here, shipped once to all tasks
-        embedder = portable(embedder, (t for c in benchmark.conversations for t in unit_texts(c, plan.unit)), progress)
+        embedder = portable(embedder, (t for c in benchmark.conversations for t in unit_texts(c, unit)), progress)
     questions = questions_by_conversation(benchmark)
     conversations = benchmark.conversations
-    outcomes = engine.map(_replay, [(c, questions.get(c.id, []), plan) for c in conversations],
+    persist = len(plans) == 1 and plans[0].persist
+    outcomes = engine.map(_replay, [(c, questions.get(c.id, []), plans) for c in conversations],
                           names=[c.id for c in conversations],
-                          shared={"embedder": embedder, "workdir": workdir if plan.persist else None})  # fmt: skip
+                          shared={"embedder": embedder, "workdir": workdir if persist else None})  # fmt: skip
     bar = tqdm(outcomes, total=len(conversations), desc=f"replay {name}".strip(), disable=not progress, leave=False)
-    return values(bar, "conversation")
+    by_conversation = values(bar, "conversation")
+    return [[replays[n] for replays in by_conversation] for n in range(len(plans))]
 
 
-def _replay(conversation: Conversation, questions: list, plan: ReplayPlan, embedder: Embedder,
-            workdir: Path | None) -> ConversationReplay:  # fmt: skip
+def _replay(conversation: Conversation, questions: list, plans: list[ReplayPlan], embedder: Embedder,
+            workdir: Path | None) -> list[ConversationReplay]:  # fmt: skip
     if workdir is not None:
-        return replay_conversation(conversation, questions, plan, embedder, workdir)
+        return replay_shared(conversation, questions, plans, embedder, workdir)
     with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
-        return replay_conversation(conversation, questions, plan, embedder, scratch)
+        return replay_shared(conversation, questions, plans, embedder, scratch)
 
 
 def questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
@@ -253,10 +278,12 @@ def run_experiment(
     benchmark: Benchmark | None = None,
     progress: bool = True,
     run_dir: str | Path | None = None,
+    replayed: Replayed | None = None,
 ) -> ExperimentResult:
     """Replay the dataset, evaluate every system, and write the run folder under ``results_dir``.
 
-    ``run_dir`` names the run folder itself (a new folder), as a sweep does for its points. The folder
+    ``run_dir`` names the run folder itself (a new folder), as a sweep does for its points; ``replayed``
+    is this config's replay when it was made beforehand (the replay is then skipped). The folder
     appears only when complete (see ``results.run_folder``); the replay's scratch files live inside
     it while the run lasts and are removed, unless ``memory.persist`` keeps them in ``memory/``.
     """
@@ -267,7 +294,7 @@ def run_experiment(
     with writing as folder:
         folder = Path(folder)
         workdir = folder / ("memory" if final is not None and config.memory.persist else "scratch")
-        result = _evaluate(config, built, benchmark, workdir, progress)
+        result = _evaluate(config, built, benchmark, workdir, progress, replayed)
         if final is not None:
             shutil.rmtree(folder / "scratch", ignore_errors=True)
             write_result(result, folder)
@@ -275,11 +302,16 @@ def run_experiment(
     return result
 
 
-def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool) -> ExperimentResult:
+def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool,
+              replayed: Replayed | None) -> ExperimentResult:  # fmt: skip
     commit = git_commit()  # read first: the commit whose code runs, even if the checkout changes meanwhile
     built.embedder.st_model  # loaded before costs are measured: every system shares it, none is charged for it
-    with measured() as replay_cost:
-        replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name, built.engine)
+    if replayed is not None:
+        replays, replay_cost = replayed.replays, dict(replayed.cost)
+    else:
+        with measured() as replay_cost:
+            replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name,
+                                       built.engine)  # fmt: skip
     evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
     item_runs, items = evaluation.pop("item_runs"), evaluation.pop("items")
     turns = sum(len(s.turns) for c in benchmark.conversations for s in c.sessions)

@@ -9,12 +9,17 @@ last session, at their own time. All units of a conversation are embedded in one
 
 from __future__ import annotations
 
+import json
+import sqlite3
 import tempfile
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from contextlib import closing
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 from openclaw_lab.agent.remember import RememberPolicy
 from openclaw_lab.clock import SimulatedClock
@@ -22,17 +27,18 @@ from openclaw_lab.consolidation import (
     SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, SessionSummaries,
     SupersessionRule, consolidation_job, semantic_id,
 )  # fmt: skip
+from openclaw_lab.consolidation.report import ConsolidationReport, ScoreSummary
 from openclaw_lab.datasets.types import Conversation, Question, Session
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.manager import MemoryManager
-from openclaw_lab.model import MemoryItem
+from openclaw_lab.model import MemoryItem, MemoryTier
 from openclaw_lab.stores.protocol import VectorStore
 from openclaw_lab.tiers.episodic import EpisodicMemory
 from openclaw_lab.tiers.semantic import SemanticMemory
 
 __all__ = [
     "ConversationReplay", "ConsolidationPlan", "ReplayPlan", "memory_units", "unit_texts", "question_time",
-    "replay_conversation",
+    "replay_conversation", "replay_shared",
 ]  # fmt: skip
 
 
@@ -174,10 +180,15 @@ class ReplayPlan:
     admission: RememberPolicy | None = None  # only the units it admits are stored at all
 
     def open_memory(self, embedder: Embedder, clock: SimulatedClock, workdir: Path, cid: str) -> MemoryManager:
-        safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in cid)
+        safe = _safe(cid)
         store = self.new_store(workdir / f"{safe}-semantic" if self.persist else None)
         episodic = EpisodicMemory(workdir / f"{safe}-episodic.sqlite")
         return MemoryManager(embedder=embedder, episodic=episodic, semantic=SemanticMemory(store), clock=clock, user_id=cid)
+
+
+def _safe(name: str) -> str:
+    """``name`` as part of a file name."""
+    return "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in name)
 
 
 def unit_texts(conversation: Conversation, unit: str) -> list[str]:
@@ -200,45 +211,262 @@ def replay_conversation(
     workdir: str | Path | None = None,
 ) -> ConversationReplay:
     """Replay ``conversation`` and return the memory held when its questions are asked."""
-    workdir = Path(workdir or tempfile.mkdtemp(prefix="openclaw-replay-"))
+    return replay_shared(conversation, questions, [plan], embedder, workdir)[0]
+
+
+def replay_shared(
+    conversation: Conversation,
+    questions: list[Question],
+    plans: Sequence[ReplayPlan],
+    embedder: Embedder,
+    workdir: str | Path | None = None,
+) -> list[ConversationReplay]:
+    """``replay_conversation`` for each of ``plans`` in one pass, when they differ only in what consolidation
+    prunes (the points of a decay sweep; the caller guarantees it, the shape is checked here).
+
+    The plans share one memory while their prune decisions agree. Before each consolidation run the
+    memory is saved; where the decisions first differ, the plans that part from the first one continue
+    in a fork restored from that save. Each plan's replay equals its own ``replay_conversation``.
+    """
+    plans = list(plans)
+    _check_shareable(plans)
     sessions = sorted(conversation.sessions, key=lambda s: s.started_at)
     if not sessions:
         raise ValueError(f"conversation: {conversation.id!r} has no sessions")
-    clock = SimulatedClock(sessions[0].started_at)
-    memory = plan.open_memory(embedder, clock, workdir, conversation.id)
-    scheduler = plan.consolidation.scheduler(memory, clock) if plan.consolidation is not None else None
-    per_session = [memory_units(s, plan.unit, conversation.id) for s in sessions]
-    vectors = iter(embedder.encode(unit_texts(conversation, plan.unit), progress=False))
-    result = ConversationReplay(conversation.id, [], units_seen=0, asked_at=sessions[0].started_at,
-                                conversation=conversation)
-    step = timedelta(seconds=plan.turn_seconds)
-    for session, records in zip(sessions, per_session):
-        clock.set(max(session.started_at, clock.now()))
-        for record in records:
-            vector = next(vectors)
-            if scheduler is not None:
-                scheduler.tick()
-            if plan.simulate_access:
-                memory.search_vector(vector, plan.access_k, distinct=False)
-            result.units_seen += 1
-            keep = True
-            if plan.admission is not None:  # only what the policy admits is stored, with the importance it gives
-                decision = plan.admission.decide(record["content"])
-                result.admitted |= dict.fromkeys(record["source_ids"], decision.remember)
-                keep, record = decision.remember, {**record, "importance": decision.importance}
-            if keep:
-                memory.add_many([{**record, "embedding": vector, "created_at": clock.now()}])
-            clock.advance(step)
-        result.footprint.append({"at": clock.now().isoformat(), "session": session.id, **memory.footprint()})
-    result.asked_at = question_time(questions, clock.now())
-    clock.set(result.asked_at)
-    if scheduler is not None:
+    replay = _SharedReplay(conversation, questions, plans, embedder, Path(workdir or tempfile.mkdtemp(prefix="openclaw-replay-")), sessions)
+    results: list[ConversationReplay | None] = [None] * len(plans)
+    branches = [replay.start()]
+    while branches:
+        branch = branches.pop()
+        branches += replay.run(branch)
+        for member, result in replay.finish(branch):
+            results[member] = result
+    return results  # type: ignore[return-value]
+
+
+def _check_shareable(plans: list[ReplayPlan]) -> None:
+    if not plans:
+        raise ValueError("plans: give at least one replay plan")
+    if len(plans) == 1:
+        return
+    first = plans[0]
+    for n, plan in enumerate(plans[1:], 1):
+        for name in ("unit", "turn_seconds", "simulate_access", "access_k"):
+            if getattr(plan, name) != getattr(first, name):
+                raise ValueError(f"plans[{n}].{name}: {getattr(plan, name)!r} differs from plans[0]'s "
+                                 f"{getattr(first, name)!r}; only prune settings may differ in a shared replay")  # fmt: skip
+        if (plan.consolidation is None) != (first.consolidation is None):
+            raise ValueError(f"plans[{n}].consolidation: on in one plan and off in another; a shared replay needs both")
+    for n, plan in enumerate(plans):
+        if plan.persist:
+            raise ValueError(f"plans[{n}].persist: a shared replay keeps no memory folder per plan; replay it alone")
+        if plan.consolidation is not None and plan.consolidation.summaries is not None:
+            raise ValueError(f"plans[{n}].consolidation.summaries: summaries remember what they summarised, "
+                             "which a fork cannot copy; replay it alone")  # fmt: skip
+
+
+class _Decisions:
+    """The prune policies of a branch's plans, consulted together: the memory follows the first one, and
+    every plan's own scores and prune ids are recorded, so that the replay sees where the plans part."""
+
+    def __init__(self, policies: list[PrunePolicy]) -> None:
+        self.policies = policies
+        self.calls: list[list[tuple[np.ndarray, list[str]]]] = []
+
+    def evaluate(self, items: Any, now: datetime) -> tuple[np.ndarray, list[str]]:
+        items = list(items)
+        self.calls.append([policy.evaluate(items, now) for policy in self.policies])
+        return self.calls[-1][0]
+
+    def __repr__(self) -> str:
+        return repr(self.policies[0])
+
+
+@dataclass
+class _Branch:
+    """One memory replaying for ``members`` (plan indices), and what it has recorded so far."""
+
+    members: list[int]
+    memory: MemoryManager
+    clock: SimulatedClock
+    step: int = 0  # the next step to take
+    footprint: list[dict[str, Any]] = field(default_factory=list)
+    admitted: dict[str, bool] = field(default_factory=dict)
+    logs: dict[int, list[dict[str, Any]]] = field(default_factory=dict)  # plan -> its consolidation reports
+    asked_at: datetime | None = None
+    scheduler: ConsolidationScheduler | None = None
+    prune: _Decisions | None = None
+    prune_episodic: _Decisions | None = None
+
+
+@dataclass
+class _Saved:
+    """A branch as it was before a consolidation run: the episodic file in memory, the semantic items."""
+
+    branch: _Branch
+    episodic: sqlite3.Connection
+    semantic: list[MemoryItem]
+    now: datetime
+    timing: tuple[datetime, datetime, int]  # the scheduler's start, next run and runs so far
+
+
+class _SharedReplay:
+    """The steps of one conversation's replay, taken by branches of memory (see ``replay_shared``)."""
+
+    def __init__(self, conversation: Conversation, questions: list[Question], plans: list[ReplayPlan],
+                 embedder: Embedder, workdir: Path, sessions: list[Session]) -> None:  # fmt: skip
+        self.conversation, self.questions, self.plans, self.embedder, self.workdir = (
+            conversation, questions, plans, embedder, workdir)  # fmt: skip
+        self.plan = plans[0]  # every setting but pruning, for all of them
+        per_session = [memory_units(s, self.plan.unit, conversation.id) for s in sessions]
+        self.sources = {record["id"]: record["source_ids"] for records in per_session for record in records}
+        self.vectors = embedder.encode(unit_texts(conversation, self.plan.unit), progress=False)
+        self.steps: list[tuple[str, Any]] = []
+        units = iter(range(len(self.vectors)))
+        for session, records in zip(sessions, per_session):
+            self.steps.append(("session", session))
+            for record in records:
+                self.steps += [("tick", None), ("unit", (record, next(units)))]
+            self.steps.append(("footprint", session.id))
+        self.steps += [("ask", None), ("tick", None), ("footprint", "questions")]
+        self.started_at = sessions[0].started_at
+        self.forks = 0
+
+    def start(self) -> _Branch:
+        clock = SimulatedClock(self.started_at)
+        memory = self.plan.open_memory(self.embedder, clock, self.workdir, self.conversation.id)
+        branch = _Branch(list(range(len(self.plans))), memory, clock, logs={m: [] for m in range(len(self.plans))})
+        self._schedule(branch)
+        return branch
+
+    def _schedule(self, branch: _Branch, timing: tuple[datetime, datetime, int] | None = None) -> None:
+        """Give ``branch`` a scheduler whose runs consult every member's prune policies."""
+        consolidation = self.plans[branch.members[0]].consolidation
+        if consolidation is None:
+            return
+        branch.prune = _Decisions([])
+        branch.prune_episodic = _Decisions([]) if consolidation.prune_episodic is not None else None
+        self._members(branch, branch.members)
+        plan = replace(consolidation, prune=branch.prune, prune_episodic=branch.prune_episodic)
+        branch.scheduler = plan.scheduler(branch.memory, branch.clock)
+        if timing is not None:
+            branch.scheduler.start_time, branch.scheduler.next_due, branch.scheduler.runs = timing
+
+    def _members(self, branch: _Branch, members: list[int]) -> None:
+        branch.members = members
+        consolidations = [self.plans[m].consolidation for m in members]
+        branch.prune.policies = [c.prune for c in consolidations]  # type: ignore[union-attr]
+        if branch.prune_episodic is not None:
+            branch.prune_episodic.policies = [c.prune_episodic for c in consolidations]  # type: ignore[union-attr]
+
+    def run(self, branch: _Branch) -> list[_Branch]:
+        """Take the branch's remaining steps; returns the forks made on the way, each at its own step."""
+        forks: list[_Branch] = []
+        memory, clock, plan = branch.memory, branch.clock, self.plan
+        step_length = timedelta(seconds=plan.turn_seconds)
+        for step in range(branch.step, len(self.steps)):
+            kind, value = self.steps[step]
+            if kind == "tick":
+                forks += self._tick(branch, step)
+            elif kind == "unit":
+                record, vector = value[0], self.vectors[value[1]]
+                if plan.simulate_access:
+                    memory.search_vector(vector, plan.access_k, distinct=False)
+                keep = True
+                if plan.admission is not None:  # only what the policy admits is stored, with the importance it gives
+                    decision = plan.admission.decide(record["content"])
+                    branch.admitted |= dict.fromkeys(record["source_ids"], decision.remember)
+                    keep, record = decision.remember, {**record, "importance": decision.importance}
+                if keep:
+                    memory.add_many([{**record, "embedding": vector, "created_at": clock.now()}])
+                clock.advance(step_length)
+            elif kind == "session":
+                clock.set(max(value.started_at, clock.now()))
+            elif kind == "footprint":
+                branch.footprint.append({"at": clock.now().isoformat(), "session": value, **memory.footprint()})
+            else:  # "ask"
+                branch.asked_at = question_time(self.questions, clock.now())
+                clock.set(branch.asked_at)
+        branch.step = len(self.steps)
+        return forks
+
+    def _tick(self, branch: _Branch, step: int) -> list[_Branch]:
+        scheduler = branch.scheduler
+        if scheduler is None or branch.clock.now() < scheduler.next_due:
+            return []
+        saved = self._save(branch) if len(branch.members) > 1 else None
         scheduler.tick()
-    result.footprint.append({"at": clock.now().isoformat(), "session": "questions", **memory.footprint()})
-    result.items = list(memory.episodic.items()) + list(memory.semantic.items())
-    result.consolidations = memory.episodic.consolidation_log()
-    sources = {record["id"]: record["source_ids"] for records in per_session for record in records}
-    ever_promoted = {i for report in result.consolidations for i in [*report["promoted"], *report["merged"]]}
-    result.promoted_turn_ids = {t for unit_id in ever_promoted for t in sources.get(unit_id, ())}
-    memory.close()
-    return result
+        groups = self._record(branch, scheduler.last_result)
+        self._members(branch, groups[0])
+        forks = [self._restore(saved, group, step) for group in groups[1:]] if saved is not None else []
+        if saved is not None:
+            saved.episodic.close()
+        return forks
+
+    def _record(self, branch: _Branch, report: ConsolidationReport) -> list[list[int]]:
+        """Log the run for every member (its own scores and settings) and group the members by what they
+        pruned: the first group holds the first member, whose decisions the memory followed."""
+        calls = branch.prune.calls + (branch.prune_episodic.calls if branch.prune_episodic is not None else [])  # type: ignore[union-attr]
+        semantic_call, episodic_call = calls  # without an episodic policy, the semantic one scores both tiers
+        decided = calls if branch.prune_episodic is not None else [semantic_call]  # episodic scores alone delete nothing
+        groups: dict[tuple, list[int]] = {}
+        for position, member in enumerate(branch.members):
+            consolidation = self.plans[member].consolidation
+            entry = report.to_dict()
+            entry["scores"] = {MemoryTier.SEMANTIC.value: ScoreSummary.of(semantic_call[position][0]).to_dict(),
+                               MemoryTier.EPISODIC.value: ScoreSummary.of(episodic_call[position][0]).to_dict()}
+            entry["config"] |= {"prune": repr(consolidation.prune),
+                                "prune_episodic": repr(consolidation.prune_episodic)
+                                if consolidation.prune_episodic is not None else None}  # fmt: skip
+            branch.logs[member].append(json.loads(json.dumps(entry)))  # as the episodic tier's log reads it back
+            groups.setdefault(tuple(tuple(call[position][1]) for call in decided), []).append(member)
+        branch.prune.calls.clear()  # type: ignore[union-attr]
+        if branch.prune_episodic is not None:
+            branch.prune_episodic.calls.clear()
+        return list(groups.values())
+
+    def _save(self, branch: _Branch) -> _Saved:
+        episodic = sqlite3.connect(":memory:", check_same_thread=False)
+        with closing(sqlite3.connect(branch.memory.episodic.db.path)) as source:
+            source.backup(episodic)
+        scheduler = branch.scheduler
+        assert scheduler is not None
+        copy = replace(branch, members=list(branch.members), footprint=list(branch.footprint),
+                       admitted=dict(branch.admitted), logs={m: list(log) for m, log in branch.logs.items()})  # fmt: skip
+        return _Saved(copy, episodic, list(branch.memory.semantic.items()), branch.clock.now(),
+                      (scheduler.start_time, scheduler.next_due, scheduler.runs))  # fmt: skip
+
+    def _restore(self, saved: _Saved, members: list[int], step: int) -> _Branch:
+        """A fork for ``members`` from ``saved``, at ``step`` (the consolidation run, made again for them)."""
+        self.forks += 1
+        path = self.workdir / f"{_safe(self.conversation.id)}-fork{self.forks}-episodic.sqlite"
+        with closing(sqlite3.connect(path)) as target:
+            saved.episodic.backup(target)
+        clock = SimulatedClock(saved.now)
+        memory = MemoryManager(embedder=self.embedder, episodic=EpisodicMemory(path),
+                               semantic=SemanticMemory(self.plan.new_store(None)), clock=clock,
+                               user_id=self.conversation.id)  # fmt: skip
+        memory.semantic.upsert(saved.semantic)  # in the saved order, so that ties rank as they did
+        branch = replace(saved.branch, members=members, memory=memory, clock=clock, step=step,
+                         footprint=list(saved.branch.footprint), admitted=dict(saved.branch.admitted),
+                         logs={m: list(saved.branch.logs[m]) for m in members})  # fmt: skip
+        self._schedule(branch, saved.timing)
+        return branch
+
+    def finish(self, branch: _Branch) -> list[tuple[int, ConversationReplay]]:
+        """Each member's replay, from the branch's memory at question time (then closed)."""
+        memory = branch.memory
+        items = list(memory.episodic.items()) + list(memory.semantic.items())
+        units = sum(kind == "unit" for kind, _ in self.steps)
+        out = []
+        for member in branch.members:
+            log = branch.logs[member]
+            ever_promoted = {i for report in log for i in [*report["promoted"], *report["merged"]]}
+            out.append((member, ConversationReplay(
+                self.conversation.id, list(items), units_seen=units, footprint=list(branch.footprint),
+                consolidations=log, admitted=dict(branch.admitted), asked_at=branch.asked_at,
+                conversation=self.conversation,
+                promoted_turn_ids={t for unit_id in ever_promoted for t in self.sources.get(unit_id, ())},
+            )))  # fmt: skip
+        memory.close()
+        return out

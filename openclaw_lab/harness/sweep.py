@@ -1,7 +1,10 @@
-"""Parameter sweeps: the grid of an experiment's ``[sweep]`` table, one replay per point.
+"""Parameter sweeps: the grid of an experiment's ``[sweep]`` table, one run per point.
 
 Points share the embedder and its on-disk cache (each text is encoded once for the whole sweep)
-and the loaded dataset; on Ray each point is a task, and both are shipped once to all of them. The
+and the loaded dataset; on Ray each point is a task, and both are shipped once to all of them.
+Points that differ only in what consolidation prunes (``DECAY_SETTINGS``: a decay sweep) share one
+replay, which forks where their prune decisions first differ (``replay.replay_shared``); the
+results are those of separate replays. The
 summary has one row per point; ``pareto_front`` keeps the points that no other point beats on both
 recall (higher is better) and footprint (lower is better).
 """
@@ -24,13 +27,17 @@ from openclaw_lab.embedding import Embedder
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.build import build, build_embedder, build_engine
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.engine import Engine, LocalEngine, TaskError, portable
-from openclaw_lab.harness.experiment import ExperimentResult, run_experiment
+from openclaw_lab.harness.costs import measured
+from openclaw_lab.harness.engine import Engine, LocalEngine, Outcome, TaskError, portable
+from openclaw_lab.harness.experiment import ExperimentResult, Replayed, replay_plans, run_experiment
 from openclaw_lab.harness.plots import pareto_plot
 from openclaw_lab.harness.replay import unit_texts
 from openclaw_lab.harness.results import REQUIRED, new_run_dir
 
-__all__ = ["grid", "points", "run_sweep", "SweepResult"]
+__all__ = ["grid", "points", "run_sweep", "SweepResult", "DECAY_SETTINGS"]
+
+# what a sweep point may change and still share its replay with the others (what consolidation prunes)
+DECAY_SETTINGS = ("law", "law_params", "threshold")
 
 
 def grid(config: ExperimentConfig) -> list[dict[str, Any]]:
@@ -103,15 +110,24 @@ def run_sweep(
             todo.append((n, values, point))
     ships = todo and not isinstance(engine, LocalEngine)  # the texts go with the tasks only when there are tasks
     shared = {"embedder": portable(embedder, _texts(benchmark, todo)) if ships else embedder, "benchmark": benchmark}
-    inputs = [(_local(point), sweep_dir / f"point-{n:02d}" if sweep_dir else None) for n, _, point in todo]
     names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _ in todo]
-    results, failed = {}, []
-    outcomes = engine.map(_run_point, inputs, names=names, shared=shared)
-    for outcome in tqdm(outcomes, total=len(todo), desc=f"sweep {config.name}", disable=not progress):
+    replayed, failed = {}, []
+    for group in _replay_groups([point for _, _, point in todo]):  # points that differ only in decay replay once
+        try:
+            replayed |= _replay_together(group, [todo[i][2] for i in group], benchmark, shared["embedder"], engine,
+                                         progress, config.name)  # fmt: skip
+        except TaskError as error:
+            failed += [Outcome(i, names[i], error=error) for i in group]
+    runnable = [i for i in range(len(todo)) if i not in {o.index for o in failed}]
+    inputs = [(_local(todo[i][2]), sweep_dir / f"point-{todo[i][0]:02d}" if sweep_dir else None, replayed.get(i))
+              for i in runnable]  # fmt: skip
+    results = {}
+    outcomes = engine.map(_run_point, inputs, names=[names[i] for i in runnable], shared=shared)
+    for outcome in tqdm(outcomes, total=len(runnable), desc=f"sweep {config.name}", disable=not progress):
         if outcome.error is not None:
             failed.append(outcome)
             continue
-        n, values, point = todo[outcome.index]
+        n, values, point = todo[runnable[outcome.index]]
         results[n] = outcome.value
         rows[n] = _summary_row(n, values, point, outcome.value.metrics, outcome.value.memory)
         _write_summary(rows, sweep_dir)  # a sweep stopped midway still has the summary of what finished
@@ -124,8 +140,34 @@ def run_sweep(
     return SweepResult(summary, results, sweep_dir)
 
 
-def _run_point(point: ExperimentConfig, run_dir: Path | None, embedder: Embedder, benchmark: Benchmark) -> ExperimentResult:
-    return run_experiment(point, results_dir=None, run_dir=run_dir, embedder=embedder, benchmark=benchmark, progress=False)
+def _run_point(point: ExperimentConfig, run_dir: Path | None, replayed: Replayed | None, embedder: Embedder,
+               benchmark: Benchmark) -> ExperimentResult:  # fmt: skip
+    return run_experiment(point, results_dir=None, run_dir=run_dir, embedder=embedder, benchmark=benchmark,
+                          progress=False, replayed=replayed)  # fmt: skip
+
+
+def _replay_groups(configs: list[ExperimentConfig]) -> list[list[int]]:
+    """The points (indices) that replay together: more than one whose configs differ only in ``DECAY_SETTINGS``."""
+    groups: dict[str, list[int]] = {}
+    for i, config in enumerate(configs):
+        settings = config.consolidation
+        if settings.enabled and settings.summaries is None and not config.memory.persist:
+            data = config.to_dict()
+            data.pop("engine")
+            for key in DECAY_SETTINGS:
+                data["consolidation"].pop(key)
+            groups.setdefault(json.dumps(data, sort_keys=True), []).append(i)
+    return [group for group in groups.values() if len(group) > 1]
+
+
+def _replay_together(group: list[int], configs: list[ExperimentConfig], benchmark: Benchmark, embedder: Embedder,
+                     engine: Engine, progress: bool, name: str) -> dict[int, Replayed]:  # fmt: skip
+    """One shared replay for ``configs`` (the points ``group``); each point is charged its share of the cost."""
+    plans = [build(config, embedder=embedder).replay for config in configs]
+    with measured() as cost:
+        per_point = replay_plans(benchmark, plans, embedder, None, progress, f"{name} ({len(plans)} points)", engine)
+    share = {"seconds": cost["seconds"] / len(plans), "peak_rss_mib": cost["peak_rss_mib"]}
+    return {i: Replayed(replays, share) for i, replays in zip(group, per_point)}
 
 
 def _local(point: ExperimentConfig) -> ExperimentConfig:

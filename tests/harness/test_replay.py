@@ -5,7 +5,7 @@ import pytest
 from openclaw_lab.datasets.synthetic import generate
 from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.replay import memory_units, render_turn, replay_conversation
+from openclaw_lab.harness.replay import memory_units, render_turn, replay_conversation, replay_shared
 from openclaw_lab.model import MemoryTier
 
 
@@ -73,3 +73,47 @@ def test_user_session_units_follow_the_longmemeval_protocol():
         k: v for k, v in session_documents(conversation).items() if v
     }
     assert all(len(memory_units(s, "session", "c")) == 1 for s in conversation.sessions)
+
+
+DECAY = {"enabled": True, "law": "seed", "interval_hours": 24, "threshold": 0.1, "prune_tiers": ["episodic", "semantic"]}
+
+
+def decay_plans(embedder, dailies, **memory):
+    return [config(embedder, memory={"store": "exact", **memory}, consolidation={**DECAY, "law_params": {"daily": d}})
+            for d in dailies]  # fmt: skip
+
+
+def held(replay):
+    """Everything a replay leaves that a later stage reads, embeddings included."""
+    items = [(i.id, i.tier, i.access_count, i.last_accessed, i.importance, dict(i.metadata), i.tags, i.source_ids,
+              i.embedding.tobytes()) for i in replay.items]  # fmt: skip
+    return (items, replay.units_seen, replay.footprint, replay.consolidations, replay.promoted_turn_ids,
+            replay.asked_at)  # fmt: skip
+
+
+def test_a_shared_replay_equals_a_replay_per_plan_where_decisions_part_and_where_they_agree(embedder, tmp_path):
+    benchmark = generate(400, seed=5, n_conversations=2)
+    plans = decay_plans(embedder, [0.5, 0.8, 0.9, 0.97, 0.999, 1.0])
+    for conversation in benchmark.conversations:
+        shared = replay_shared(conversation, benchmark.questions, plans, embedder, tmp_path / f"{conversation.id}-shared")
+        alone = [replay_conversation(conversation, benchmark.questions, plan, embedder, tmp_path / f"{conversation.id}-{n}")
+                 for n, plan in enumerate(plans)]  # fmt: skip
+        assert [held(r) for r in shared] == [held(r) for r in alone]
+        memories = [tuple(i.id for i in r.items) for r in alone]
+        assert len(set(memories)) > 2, "the grid should prune differently, so that the memory forks"
+        assert memories[-1] == memories[-2], "1.0 and 0.999 never prune here: they share one memory to the end"
+        logs = [r.consolidations for r in shared]
+        assert logs[-1][-1]["config"]["prune"] != logs[-2][-1]["config"]["prune"]  # each plan logs its own law
+
+
+def test_a_shared_replay_refuses_plans_that_differ_in_more_than_pruning(embedder, benchmark):
+    conversation = benchmark.conversations[0]
+    with pytest.raises(ValueError, match=r"^plans\[1\]\.unit"):
+        replay_shared(conversation, [], [*decay_plans(embedder, [0.9]), *decay_plans(embedder, [0.8], unit="round")],
+                      embedder)  # fmt: skip
+    with pytest.raises(ValueError, match=r"^plans\[0\]\.persist"):
+        replay_shared(conversation, [], decay_plans(embedder, [0.9, 0.8], persist=True), embedder)
+    summaries = {**DECAY, "summaries": {}}
+    plans = [config(embedder, consolidation=summaries)] * 2
+    with pytest.raises(ValueError, match=r"^plans\[0\]\.consolidation\.summaries"):
+        replay_shared(conversation, [], plans, embedder)

@@ -21,3 +21,29 @@ def test_pareto_front_by_hand():
     front = pareto_front(points)
     assert front["footprint"].tolist() == [0.2, 0.4, 0.6]  # 0.5 is beaten by 0.4; 0.9 by 0.6
     assert recall_at_footprint(points, 0.45) == 0.7
+
+
+def test_points_that_differ_only_in_decay_share_a_replay_and_equal_their_own_runs(embedder, monkeypatch):
+    from openclaw_lab.harness import sweep as sweep_module
+    from openclaw_lab.harness.experiment import run_experiment
+    from openclaw_lab.harness.sweep import run_sweep
+
+    config = ExperimentConfig.from_dict({
+        "name": "shared", "dataset": {"name": "synthetic", "params": {"n_turns": 300, "seed": 4, "n_conversations": 2}},
+        "memory": {"store": "exact"}, "metrics": {"k": [1, 5, 10]},
+        "consolidation": {"enabled": True, "law": "seed", "interval_hours": 24, "prune_tiers": ["episodic", "semantic"]},
+        "sweep": {"consolidation.law_params.daily": [0.7, 0.95, 1.0], "consolidation.threshold": [0.1, 0.2]},
+    })  # fmt: skip
+    replays = []
+    real = sweep_module.replay_plans
+    monkeypatch.setattr(sweep_module, "replay_plans", lambda benchmark, plans, *a, **kw: replays.append(len(plans))
+                        or real(benchmark, plans, *a, **kw))  # fmt: skip
+    swept = run_sweep(config, results_dir=None, embedder=embedder, progress=False)
+    assert replays == [6]  # one replay for the six points
+    for n, (values, point) in enumerate(sweep_module.points(config)):
+        alone = run_experiment(point, results_dir=None, embedder=embedder, progress=False)
+        assert swept.points[n].metrics == alone.metrics, values  # every metric of every system, exactly
+        assert swept.points[n].memory == alone.memory, values
+        assert swept.points[n].consolidations == alone.consolidations, values
+    recalls = swept.summary["dense.turn.recall@10"]
+    assert recalls.nunique() > 1  # the points differ: the replay forked
