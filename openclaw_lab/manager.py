@@ -148,6 +148,8 @@ class MemoryManager:
 
     def apply_pending(self) -> int:
         """Write the semantic copies staged in the outbox (by this or a crashed process); how many were written."""
+        if not self.episodic.has_pending_semantic():  # the usual case, without the lock: a copy staged after this
+            return 0  # read is applied by the process that staged it (or by the next to open, after a crash)
         with self._outbox_lock or nullcontext():  # one applier at a time, so an older copy never lands last
             pending = self.episodic.pending_semantic()
             if pending:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import uuid
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from enum import Enum, IntEnum
@@ -142,6 +142,36 @@ def _embedding(value: Any) -> np.ndarray | None:
     return vector
 
 
+def _content(value: Any) -> str:
+    if not check_text(value, "content").strip():
+        raise ValueError(f"content: {value!r} is empty")
+    return value
+
+
+def _access_count(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"access_count: {value!r} is not a count >= 0")
+    return value
+
+
+# each field of a MemoryItem, checked and normalised (in this order, on construction and on replace)
+ITEM_CHECKS: dict[str, Callable[[Any], Any]] = {
+    "id": lambda value: check_text(value, "id", empty=False),
+    "content": _content,
+    "tier": MemoryTier.parse,
+    "importance": Importance.parse,
+    "created_at": lambda value: as_utc(value, "created_at"),
+    "last_accessed": lambda value: as_utc(value, "last_accessed"),
+    "embedding": _embedding,
+    "access_count": _access_count,
+    "tags": lambda value: _string_tuple(value, "tags"),
+    "source_ids": lambda value: _string_tuple(value, "source_ids"),
+    "source": lambda value: check_text(value, "source"),
+    "session_id": lambda value: check_text(value, "session_id"),
+    "metadata": validate_metadata,
+}
+
+
 @dataclass(frozen=True)
 class MemoryItem:
     """One memory. ``source_ids`` are the dataset turn ids it came from (evidence mapping)."""
@@ -161,22 +191,8 @@ class MemoryItem:
     metadata: Mapping[str, MetadataValue] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
-        set_ = object.__setattr__
-        check_text(self.id, "id", empty=False)
-        if not check_text(self.content, "content").strip():
-            raise ValueError(f"content: {self.content!r} is empty")
-        set_(self, "tier", MemoryTier.parse(self.tier))
-        set_(self, "importance", Importance.parse(self.importance))
-        set_(self, "created_at", as_utc(self.created_at, "created_at"))
-        set_(self, "last_accessed", as_utc(self.last_accessed, "last_accessed"))
-        set_(self, "embedding", _embedding(self.embedding))
-        if isinstance(self.access_count, bool) or not isinstance(self.access_count, int) or self.access_count < 0:
-            raise ValueError(f"access_count: {self.access_count!r} is not a count >= 0")
-        set_(self, "tags", _string_tuple(self.tags, "tags"))
-        set_(self, "source_ids", _string_tuple(self.source_ids, "source_ids"))
-        check_text(self.source, "source")
-        check_text(self.session_id, "session_id")
-        set_(self, "metadata", validate_metadata(self.metadata))
+        for name, check in ITEM_CHECKS.items():
+            object.__setattr__(self, name, check(getattr(self, name)))
 
     @classmethod
     def new(cls, content: str, *, now: datetime, id: str | None = None, **fields: Any) -> MemoryItem:
@@ -185,7 +201,13 @@ class MemoryItem:
         return cls(id=id or uuid.uuid4().hex, content=content, created_at=now, last_accessed=now, **fields)
 
     def replace(self, **changes: Any) -> MemoryItem:
-        return dataclasses.replace(self, **changes)
+        """A copy with ``changes``, each checked as the constructor checks it (the other fields already were)."""
+        if not changes.keys() <= ITEM_CHECKS.keys():
+            return dataclasses.replace(self, **changes)  # its TypeError names the unknown field
+        copy = object.__new__(MemoryItem)
+        copy.__dict__.update(self.__dict__)
+        copy.__dict__.update({name: ITEM_CHECKS[name](value) for name, value in changes.items()})
+        return copy
 
     def accessed(self, now: datetime) -> MemoryItem:
         """This item after one more access at ``now``."""

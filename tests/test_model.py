@@ -1,3 +1,4 @@
+import dataclasses
 from datetime import datetime, timedelta, timezone
 
 import numpy as np
@@ -27,6 +28,21 @@ def test_bad_item_fields_name_the_field(fields, field_name):
     base = {"content": "hello"}
     with pytest.raises(ValueError, match=f"^{field_name}"):
         MemoryItem.new(now=NOW, **{**base, **fields})
+    item = MemoryItem.new("hello", now=NOW, id="a")
+    with pytest.raises(ValueError, match=f"^{field_name}"):  # a copy's changes are checked as the constructor's
+        item.replace(**fields)
+
+
+def test_replace_normalises_what_it_changes_and_keeps_the_rest():
+    item = MemoryItem.new("hello", now=NOW, id="a", tags=["x"], embedding=[1, 0])
+    copy = item.replace(importance="high", last_accessed=datetime(2023, 5, 9), tags=["y"])
+    assert copy.importance is Importance.HIGH and copy.tags == ("y",)
+    assert copy.last_accessed == datetime(2023, 5, 9, tzinfo=timezone.utc)
+    assert (copy.id, copy.content, copy.created_at) == (item.id, item.content, item.created_at)
+    assert copy == dataclasses.replace(item, importance=Importance.HIGH, last_accessed=copy.last_accessed, tags=("y",))
+    assert item.importance is Importance.MEDIUM and item.tags == ("x",)  # the original is untouched
+    with pytest.raises(TypeError, match="colour"):
+        item.replace(colour="red")
 
 
 def test_importance_parses_names_and_numbers():

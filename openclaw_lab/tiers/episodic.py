@@ -129,6 +129,9 @@ class EpisodicMemory:
         """Semantic copies written here whose semantic write has not been confirmed (a crash in between)."""
         return [row_item(row) for row in self.db.query("SELECT * FROM pending_semantic ORDER BY rowid")]
 
+    def has_pending_semantic(self) -> bool:
+        return bool(self.db.query("SELECT 1 FROM pending_semantic LIMIT 1"))
+
     def confirm_semantic(self, items: Sequence[MemoryItem]) -> None:
         """Drop these outbox entries, unless a newer copy of the same id was staged since they were read."""
         with self.db.transaction() as conn:
