@@ -153,6 +153,7 @@ class Embedder:
         self.device = device
         self._model: Any = None
         self._onnx: Any = None
+        self._token_counts: dict[str, int] = {}  # a sweep counts the same memories' tokens at every point
 
     @property
     def stats(self) -> CacheStats:
@@ -187,8 +188,10 @@ class Embedder:
         return self.st_model.tokenizer
 
     def count_tokens(self, text: str) -> int:
-        """Tokens of ``text`` under this model's tokenizer, without special tokens."""
-        return len(self.tokenizer.encode(text, add_special_tokens=False))
+        """Tokens of ``text`` under this model's tokenizer, without special tokens (each text counted once)."""
+        if (count := self._token_counts.get(text)) is None:
+            count = self._token_counts[text] = len(self.tokenizer.encode(text, add_special_tokens=False))
+        return count
 
     def encode_uncached(self, texts: Sequence[str], progress: bool | None = None) -> np.ndarray:
         """Encode with the model directly (no cache): normalised float32, shape (n, dim).

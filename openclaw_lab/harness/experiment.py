@@ -83,6 +83,9 @@ class Replayed:
 
     replays: list[ConversationReplay]
     cost: dict[str, float]
+    # the systems' evaluation of this memory: filled by the first point to evaluate it, then read by the points
+    # whose memory is the same (the same object in each), which would only compute it again
+    evaluation: dict[str, Any] = field(default_factory=dict)
 
 
 def load_benchmark(settings: DatasetConfig) -> Benchmark:
@@ -312,7 +315,10 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
         with measured() as replay_cost:
             replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name,
                                        built.engine)  # fmt: skip
-    evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
+    shared = replayed.evaluation if replayed is not None else {}  # its tables are read, never changed
+    evaluation = dict(shared) or evaluate_systems(benchmark, replays, config, built.systems, progress)
+    if replayed is not None and not shared:
+        shared |= evaluation
     item_runs, items = evaluation.pop("item_runs"), evaluation.pop("items")
     turns = sum(len(s.turns) for c in benchmark.conversations for s in c.sessions)
     evaluation["costs"] = cost_table(evaluation["costs"], {**replay_cost, "turns": turns})

@@ -74,7 +74,8 @@ def to_level(run: RunDict, items: Mapping[str, MemoryItem], level: str) -> RunDi
         for item_id, score in hits.items():
             item = items[item_id]
             for doc in item.source_ids if level == "turn" else (item.session_id,):
-                docs[doc] = max(score, docs.get(doc, -np.inf))
+                if doc not in docs or score > docs[doc]:
+                    docs[doc] = score
         out[qid] = docs
     return out
 

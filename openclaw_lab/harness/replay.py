@@ -454,7 +454,8 @@ class _SharedReplay:
         return branch
 
     def finish(self, branch: _Branch) -> list[tuple[int, ConversationReplay]]:
-        """Each member's replay, from the branch's memory at question time (then closed)."""
+        """Each member's replay, from the branch's memory at question time (then closed); the members share
+        one list of items, which tells a sweep that their memories are the same."""
         memory = branch.memory
         items = list(memory.episodic.items()) + list(memory.semantic.items())
         units = sum(kind == "unit" for kind, _ in self.steps)
@@ -463,7 +464,7 @@ class _SharedReplay:
             log = branch.logs[member]
             ever_promoted = {i for report in log for i in [*report["promoted"], *report["merged"]]}
             out.append((member, ConversationReplay(
-                self.conversation.id, list(items), units_seen=units, footprint=list(branch.footprint),
+                self.conversation.id, items, units_seen=units, footprint=list(branch.footprint),
                 consolidations=log, admitted=dict(branch.admitted), asked_at=branch.asked_at,
                 conversation=self.conversation,
                 promoted_turn_ids={t for unit_id in ever_promoted for t in self.sources.get(unit_id, ())},

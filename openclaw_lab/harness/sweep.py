@@ -167,7 +167,9 @@ def _replay_together(group: list[int], configs: list[ExperimentConfig], benchmar
     with measured() as cost:
         per_point = replay_plans(benchmark, plans, embedder, None, progress, f"{name} ({len(plans)} points)", engine)
     share = {"seconds": cost["seconds"] / len(plans), "peak_rss_mib": cost["peak_rss_mib"]}
-    return {i: Replayed(replays, share) for i, replays in zip(group, per_point)}
+    evaluations: dict[tuple[int, ...], dict] = {}  # points left with the same memory are evaluated once
+    return {i: Replayed(replays, share, evaluations.setdefault(tuple(id(r.items) for r in replays), {}))
+            for i, replays in zip(group, per_point)}  # fmt: skip
 
 
 def _local(point: ExperimentConfig) -> ExperimentConfig:
