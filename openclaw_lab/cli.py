@@ -67,7 +67,7 @@ def _compare(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.report import qa_table, stale_table
     from openclaw_lab.harness.results import read_run
 
-    print(compare_dirs(args.dirs, level=args.level, stat_test=args.test).round(4).to_string())
+    print(compare_dirs(args.dirs, level=args.level, stat_test=args.test, baseline=args.baseline).round(4).to_string())
     for run_dir in args.dirs:  # QA and stale facts, each with McNemar's p against the run's first system
         metrics = read_run(run_dir)["metrics"]
         if qa := metrics.get("qa"):
@@ -141,6 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare = commands.add_parser("compare", help="compare run folders with significance tests")
     compare.add_argument("dirs", nargs="+", type=Path)
     compare.add_argument("--level", default="session", choices=["turn", "session"])
+    compare.add_argument("--baseline", default=None, help="the system the others are tested against (default: the first)")
     compare.add_argument("--test", default=None, choices=["student", "fisher", "tukey"],
                          help="the paired test (default: the run's metrics.significance)")
     compare.set_defaults(handler=_compare)

@@ -45,11 +45,12 @@ def compare_runs(
 
 def compare_dirs(
     run_dirs: Sequence[str | Path], level: str = "session", metrics: Sequence[str] = DEFAULT_METRICS,
-    stat_test: str | None = None,
+    stat_test: str | None = None, baseline: str | None = None,
 ) -> pd.DataFrame:
     """Compare every system of the given run folders, which must share their qrels.
 
-    ``stat_test`` defaults to the first run's ``metrics.significance``.
+    ``stat_test`` defaults to the first run's ``metrics.significance``; ``baseline`` names the system the
+    others are tested against (default: the first run's first system).
     """
     runs: dict[str, RunDict] = {}
     qrels = None
@@ -64,4 +65,8 @@ def compare_dirs(
         for system in (s["name"] for s in data["config"]["systems"]):  # the config's order: its first is the baseline
             name = system if len(run_dirs) == 1 else f"{Path(run_dir).name}:{system}"
             runs[name] = data["runs"][f"{system}.{level}"]
+    if baseline is not None:
+        if baseline not in runs:
+            raise ValueError(f"baseline: no system {baseline!r} in these runs; choose one of {', '.join(runs)}")
+        runs = {baseline: runs[baseline], **runs}
     return compare_runs(qrels or {}, runs, metrics, stat_test)

@@ -70,6 +70,11 @@ def test_compare_gives_p_values_against_the_first_system(locomo_run):
     assert list(table.index) == ["dense", "bm25"]  # the config's order: its first system is the baseline
     p = table["p(recall@10)"].dropna()
     assert len(p) == 1 and 0.0 <= float(p.iloc[0]) <= 1.0
+    against_bm25 = compare_dirs([locomo_run.path], level="session", baseline="bm25")
+    assert list(against_bm25.index) == ["bm25", "dense"]
+    assert against_bm25.loc["dense", "p(recall@10)"] == table.loc["bm25", "p(recall@10)"]  # a paired test is symmetric
+    with pytest.raises(ValueError, match="^baseline: no system 'bm52'"):
+        compare_dirs([locomo_run.path], baseline="bm52")
 
 
 def test_a_second_run_never_overwrites_the_first(locomo_run, embedder):
@@ -109,3 +114,17 @@ def test_longmemeval_format_under_the_official_protocol(embedder):
     assert set(result.runs["dense.session"]) == evaluated
     assert 0.0 <= result.metrics["dense"]["session.hit_rate@5"] <= 1.0
     assert result.metrics["dense"]["session.recall_all@50"] == 1.0  # tiny haystacks: everything is within 50
+    # a whole session is one memory, alone in its session: neighbour context changes nothing there
+    assert result.runs["hybrid-context.session"] == result.runs["hybrid-combsum.session"]
+
+
+def test_neighbour_context_finds_more_evidence_turns_than_its_first_stage(locomo_path, embedder):
+    """On real LoCoMo conversations the evidence is often a short reply whose meaning sits in the turn before."""
+    systems = [{"name": "combsum", "strategy": "hybrid", "params": {"method": "wsum", "norm": "min-max", "candidates": 1000}},
+               {"name": "context", "strategy": "hybrid-context"}]  # fmt: skip
+    config = ExperimentConfig.from_dict({**CONFIG, "consolidation": {"enabled": False}, "systems": systems,
+                                         "metrics": {"k": [10]}})  # fmt: skip
+    result = run_experiment(config, results_dir=None, embedder=embedder,
+                            benchmark=load_locomo(locomo_path, conversations=["conv-30", "conv-26"]), progress=False)  # fmt: skip
+    combsum, context = result.metrics["combsum"], result.metrics["context"]
+    assert context["turn.recall@10"] > combsum["turn.recall@10"] + 0.03

@@ -15,6 +15,7 @@ from typing import Any, NamedTuple
 import pytest
 
 from openclaw_lab.retrieval.bm25 import BM25Retriever
+from openclaw_lab.retrieval.context import NeighbourContext
 from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.fusion import FusedRetriever
 from openclaw_lab.retrieval.learned import LearnedReranker
@@ -57,6 +58,8 @@ CASES: list[Case] = [
     Case("two-stage-learned", lambda e, c: TwoStageRetriever(
         HybridFirstStage({"dense": _dense(e, c), "bm25": BM25Retriever()}), LearnedReranker.hand_set(c), candidates=20)),
     Case("rerank-strategy", lambda embedder, clock: make_retriever("rerank", embedder=embedder, clock=clock)),
+    Case("neighbour-context", lambda embedder, clock: NeighbourContext(BM25Retriever(), weight=0.5)),
+    Case("hybrid-context-strategy", lambda e, c: make_retriever("hybrid-context", embedder=e, clock=c)),
 ]
 
 
