@@ -226,14 +226,16 @@ def replay_shared(
 
     The plans share one memory while their prune decisions agree. Before each consolidation run the
     memory is saved; where the decisions first differ, the plans that part from the first one continue
-    in a fork restored from that save. Each plan's replay equals its own ``replay_conversation``.
+    in a fork restored from that save. Each plan's replay equals its own ``replay_conversation`` when the
+    semantic store keeps the order items are added in (the exact store does; a fork adds them back in order).
     """
     plans = list(plans)
     _check_shareable(plans)
     sessions = sorted(conversation.sessions, key=lambda s: s.started_at)
     if not sessions:
         raise ValueError(f"conversation: {conversation.id!r} has no sessions")
-    replay = _SharedReplay(conversation, questions, plans, embedder, Path(workdir or tempfile.mkdtemp(prefix="openclaw-replay-")), sessions)
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="openclaw-replay-"))
+    replay = _SharedReplay(conversation, questions, plans, embedder, workdir, sessions)
     results: list[ConversationReplay | None] = [None] * len(plans)
     branches = [replay.start()]
     while branches:
@@ -254,7 +256,7 @@ def _check_shareable(plans: list[ReplayPlan]) -> None:
         for name in ("unit", "turn_seconds", "simulate_access", "access_k"):
             if getattr(plan, name) != getattr(first, name):
                 raise ValueError(f"plans[{n}].{name}: {getattr(plan, name)!r} differs from plans[0]'s "
-                                 f"{getattr(first, name)!r}; only prune settings may differ in a shared replay")  # fmt: skip
+                                 f"{getattr(first, name)!r}; only prune settings may differ")  # fmt: skip
         if (plan.consolidation is None) != (first.consolidation is None):
             raise ValueError(f"plans[{n}].consolidation: on in one plan and off in another; a shared replay needs both")
     for n, plan in enumerate(plans):
@@ -406,9 +408,10 @@ class _SharedReplay:
     def _record(self, branch: _Branch, report: ConsolidationReport) -> list[list[int]]:
         """Log the run for every member (its own scores and settings) and group the members by what they
         pruned: the first group holds the first member, whose decisions the memory followed."""
-        calls = branch.prune.calls + (branch.prune_episodic.calls if branch.prune_episodic is not None else [])  # type: ignore[union-attr]
+        episodic = branch.prune_episodic
+        calls = branch.prune.calls + (episodic.calls if episodic is not None else [])  # type: ignore[union-attr]
         semantic_call, episodic_call = calls  # without an episodic policy, the semantic one scores both tiers
-        decided = calls if branch.prune_episodic is not None else [semantic_call]  # episodic scores alone delete nothing
+        decided = calls if episodic is not None else [semantic_call]  # episodic scores alone delete nothing
         groups: dict[tuple, list[int]] = {}
         for position, member in enumerate(branch.members):
             consolidation = self.plans[member].consolidation
@@ -421,8 +424,8 @@ class _SharedReplay:
             branch.logs[member].append(json.loads(json.dumps(entry)))  # as the episodic tier's log reads it back
             groups.setdefault(tuple(tuple(call[position][1]) for call in decided), []).append(member)
         branch.prune.calls.clear()  # type: ignore[union-attr]
-        if branch.prune_episodic is not None:
-            branch.prune_episodic.calls.clear()
+        if episodic is not None:
+            episodic.calls.clear()
         return list(groups.values())
 
     def _save(self, branch: _Branch) -> _Saved:
@@ -431,8 +434,9 @@ class _SharedReplay:
             source.backup(episodic)
         scheduler = branch.scheduler
         assert scheduler is not None
+        logs = {m: list(log) for m, log in branch.logs.items()}
         copy = replace(branch, members=list(branch.members), footprint=list(branch.footprint),
-                       admitted=dict(branch.admitted), logs={m: list(log) for m, log in branch.logs.items()})  # fmt: skip
+                       admitted=dict(branch.admitted), logs=logs)  # fmt: skip
         return _Saved(copy, episodic, list(branch.memory.semantic.items()), branch.clock.now(),
                       (scheduler.start_time, scheduler.next_due, scheduler.runs))  # fmt: skip
 

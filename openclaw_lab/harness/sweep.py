@@ -3,10 +3,10 @@
 Points share the embedder and its on-disk cache (each text is encoded once for the whole sweep)
 and the loaded dataset; on Ray each point is a task, and both are shipped once to all of them.
 Points that differ only in what consolidation prunes (``DECAY_SETTINGS``: a decay sweep) share one
-replay, which forks where their prune decisions first differ (``replay.replay_shared``); the
-results are those of separate replays. The
-summary has one row per point; ``pareto_front`` keeps the points that no other point beats on both
-recall (higher is better) and footprint (lower is better).
+replay, which forks where their prune decisions first differ (``replay.replay_shared``), and points
+left with the same memory share its evaluation; the results are those of separate runs. The summary
+has one row per point; ``pareto_front`` keeps the points that no other point beats on both recall
+(higher is better) and footprint (lower is better).
 """
 
 from __future__ import annotations
@@ -147,11 +147,13 @@ def _run_point(point: ExperimentConfig, run_dir: Path | None, replayed: Replayed
 
 
 def _replay_groups(configs: list[ExperimentConfig]) -> list[list[int]]:
-    """The points (indices) that replay together: more than one whose configs differ only in ``DECAY_SETTINGS``."""
+    """The points (indices) that replay together: more than one whose configs differ only in ``DECAY_SETTINGS``.
+    A fork copies the semantic store item by item, which keeps the exact store's row order and so its ties;
+    points on another store replay alone."""
     groups: dict[str, list[int]] = {}
     for i, config in enumerate(configs):
-        settings = config.consolidation
-        if settings.enabled and settings.summaries is None and not config.memory.persist:
+        settings, memory = config.consolidation, config.memory
+        if settings.enabled and settings.summaries is None and not memory.persist and memory.store == "exact":
             data = config.to_dict()
             data.pop("engine")
             for key in DECAY_SETTINGS:

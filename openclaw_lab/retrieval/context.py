@@ -52,7 +52,8 @@ class NeighbourContext:
         self._place: dict[str, tuple[str, int]] = {}  # item id -> (session, its place in the session's time order)
 
     def __repr__(self) -> str:
-        return f"NeighbourContext({self.base!r}, weight={self.weight}, window={self.window}, candidates={self.candidates})"
+        return (f"NeighbourContext({self.base!r}, weight={self.weight}, window={self.window}, "
+                f"candidates={self.candidates})")
 
     def index(self, items: Sequence[MemoryItem]) -> None:
         items = list(items)
@@ -107,5 +108,6 @@ def hybrid_context(
     conversation kept, then each memory rescored with its session neighbours (``NeighbourContext``)."""
     from openclaw_lab.retrieval.fusion import hybrid
 
-    base = hybrid(embedder, store=store, bm25=bm25, method="wsum", weights=weights, candidates=candidates, norm="min-max")
+    base = hybrid(embedder, store=store, bm25=bm25, method="wsum", weights=weights, candidates=candidates,
+                  norm="min-max")
     return NeighbourContext(base, weight=weight, window=window, candidates=candidates)
