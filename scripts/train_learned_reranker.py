@@ -22,6 +22,7 @@ from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, LearnedReranker
 
 HELD_OUT = ("conv-26", "conv-30")
 DEPTH = 50  # default_rerank's candidates: rank features depend on it
+SOURCES = ("dense", "bm25", "context")  # the first stage it reads (context: the hybrid-context strategy)
 
 
 def main() -> None:
@@ -31,9 +32,9 @@ def main() -> None:
     config = ExperimentConfig.from_toml(Path(__file__).parents[1] / "experiments" / "locomo-baselines.toml")
     embedder = Embedder()
     replays = replay_benchmark(benchmark, build(config, embedder=embedder).replay, embedder, Path(tempfile.mkdtemp()))
-    queries = training_queries(replays, questions_by_conversation(benchmark), embedder, DEPTH)
+    queries = training_queries(replays, questions_by_conversation(benchmark), embedder, DEPTH, SOURCES)
     fitted = [q for q in queries.values() if q.relevant]
-    model = LearnedReranker().fit(
+    model = LearnedReranker(sources=SOURCES).fit(
         fitted, provenance={"dataset": "locomo", "sha256": benchmark.sha256, "depth": DEPTH,
                             "held_out": list(HELD_OUT), "script": "scripts/train_learned_reranker.py"},
     )  # fmt: skip

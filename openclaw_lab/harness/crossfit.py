@@ -16,22 +16,11 @@ from openclaw_lab.datasets.types import Question
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.replay import ConversationReplay
 from openclaw_lab.model import check_k
-from openclaw_lab.retrieval.bm25 import BM25Retriever
-from openclaw_lab.retrieval.context import hybrid_context
-from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.learned import SOURCES, Candidate, LearnedReranker, TrainingQuery, conversation_folds
 from openclaw_lab.retrieval.protocol import RunDict
-from openclaw_lab.retrieval.rerank import HybridFirstStage
+from openclaw_lab.retrieval.rerank import HybridFirstStage, first_stage_sources
 
-__all__ = ["training_queries", "CrossFittedReranker", "FIRST_STAGES"]
-
-# the first-stage sources a reranker can read: each one's score and rank become features
-FIRST_STAGES = {
-    "dense": lambda embedder: DenseRetriever(embedder),
-    "bm25": lambda embedder: BM25Retriever(),
-    "context": lambda embedder: hybrid_context(embedder),  # dense + BM25 with session-neighbour context
-}
-
+__all__ = ["training_queries", "CrossFittedReranker"]
 
 def training_queries(
     replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], embedder: Embedder, depth: int,
@@ -40,7 +29,7 @@ def training_queries(
     """Per question: first-stage candidates (from ``sources``) and the items among them that hold evidence turns."""
     out = {}
     for replay in replays:
-        first = HybridFirstStage({name: FIRST_STAGES[name](embedder) for name in sources}, "rrf")
+        first = HybridFirstStage(first_stage_sources(sources, embedder), "rrf")
         first.index(replay.items)
         for q in questions.get(replay.conversation_id, []):
             candidates: tuple[Candidate, ...] = tuple(first.search_candidates(q.text, depth))
@@ -55,7 +44,7 @@ class CrossFittedReranker:
 
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0,
-        sources: Sequence[str] = SOURCES,
+        sources: Sequence[str] = SOURCES, length: bool = True,
     ) -> None:
         self.embedder = embedder
         self.folds, self.candidates = check_k(folds, "folds"), check_k(candidates, "candidates")
@@ -64,13 +53,15 @@ class CrossFittedReranker:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ValueError(f"seed: {seed!r} must be an integer")
         self.C, self.seed = C, seed
-        if isinstance(sources, str) or not sources or set(sources) - set(FIRST_STAGES):
-            raise ValueError(f"sources: {sources!r} must name first stages among {', '.join(FIRST_STAGES)}")
+        first_stage_sources(sources)  # checks the names
         self.sources = tuple(sources)
+        if not isinstance(length, bool):
+            raise ValueError(f"length: {length!r} must be true or false")
+        self.length = length  # fitted where it ranks, a model may read relative length (see FeatureExtractor)
 
     def __repr__(self) -> str:
         return (f"CrossFittedReranker(folds={self.folds}, candidates={self.candidates}, C={self.C}, seed={self.seed}, "
-                f"sources={self.sources!r})")
+                f"sources={self.sources!r}, length={self.length})")
 
     def run(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
@@ -82,7 +73,7 @@ class CrossFittedReranker:
         models = []
         for train, test in conversation_folds(conversation_ids, min(self.folds, len(conversation_ids)), self.seed):
             fitted_on = [q for q in queries.values() if q.conversation_id in train and q.relevant]
-            model = LearnedReranker(C=self.C, sources=self.sources).fit(fitted_on)
+            model = LearnedReranker(C=self.C, sources=self.sources, length=self.length).fit(fitted_on)
             models.append({"trained_on": sorted(train), "tested_on": sorted(test), "sources": list(self.sources),
                            **model.provenance})
             for qid, q in queries.items():

@@ -44,10 +44,13 @@ __all__ = [
 DEFAULT_MODEL_PATH = Path(__file__).parent / "models" / "learned_reranker.json"
 FORMAT = "openclaw-lab/learned-reranker"
 SOURCES = ("dense", "bm25")
-SOURCE_FEATURES = ("score", "score_rel", "rank", "rr", "present")
+# every feature is measured against the query's own candidates or on a fixed scale: a model fitted on turns
+# must not rank whole sessions by scores that grow with their size
+SOURCE_FEATURES = ("score_z", "score_rel", "rank", "rr", "present")
 MODEL_KEYS = ("sources", "feature_names", "mean", "scale", "coef", "intercept", "C", "trained_on_conversations",
               "provenance")
-ITEM_FEATURES = ("recency_log_hours", "importance", "access_log", "token_jaccard", "speaker_match", "length_log")
+ITEM_FEATURES = ("recency_log_hours", "importance", "access_log", "token_jaccard", "speaker_match")
+LENGTH_FEATURE = "length_rel"  # for a model fitted where it is used (cross-fitted), never for one shipped
 
 
 @dataclass(frozen=True)
@@ -73,26 +76,29 @@ def content_words(texts: Iterable[str]) -> list[set[str]]:
 class FeatureExtractor:
     """The feature matrix of (query, candidate) pairs, one row per candidate.
 
-    Per source (``dense``, ``bm25``): its score, the score over the query's best score, the rank,
-    the reciprocal rank and whether the source returned the item at all (an absent item gets the
-    source's lowest score among the candidates, a rank one past its last, and reciprocal rank 0). Per item: log hours
-    since last access (before ``now``, else before the newest candidate), importance, log access
-    count, Jaccard overlap of content words, whether the query names the item's speaker
-    (``metadata["speaker"]``), log length in content words.
+    Per source (``dense``, ``bm25``, ``context``): its score standardised over the candidates (z-score),
+    the score over the query's best score, the rank, the reciprocal rank and whether the source returned
+    the item at all (an absent item gets the source's lowest score among the candidates, a rank one past
+    its last, and reciprocal rank 0). Per item: log hours since last access (before ``now``, else before
+    the newest candidate), importance, log access count, Jaccard overlap of content words, and whether
+    the query names the item's speaker (``metadata["speaker"]``). With ``length``, also the log length in
+    content words minus the candidates' median: informative where the model is fitted on the memories it
+    ranks (cross-fitting), misleading for a model shipped to other memory units (turns against sessions).
     """
 
-    def __init__(self, sources: Sequence[str] = SOURCES) -> None:
-        self.sources = tuple(sources)
+    def __init__(self, sources: Sequence[str] = SOURCES, length: bool = False) -> None:
+        self.sources, self.length = tuple(sources), length
 
     @property
     def names(self) -> list[str]:
-        return [f"{s}_{f}" for s in self.sources for f in SOURCE_FEATURES] + list(ITEM_FEATURES)
+        item_features = [*ITEM_FEATURES, LENGTH_FEATURE] if self.length else list(ITEM_FEATURES)
+        return [f"{s}_{f}" for s in self.sources for f in SOURCE_FEATURES] + item_features
 
     def transform(self, query: str, candidates: Sequence[Candidate], now: datetime | None = None) -> np.ndarray:
         """An array of shape (len(candidates), len(names)).
 
         >>> FeatureExtractor().transform("hi", []).shape
-        (0, 16)
+        (0, 15)
         """
         if not candidates:
             return np.zeros((0, len(self.names)))
@@ -108,9 +114,10 @@ class FeatureExtractor:
             ranks[~present] = np.nanmax(ranks) + 1
         else:
             scores[:], ranks[:] = 0.0, len(candidates) + 1
-        best = np.abs(scores).max()
+        best, spread = np.abs(scores).max(), scores.std()
         relative = scores / best if best > 0 else np.zeros_like(scores)
-        return [scores, relative, ranks, np.where(present, 1.0 / ranks, 0.0), present.astype(float)]
+        standard = (scores - scores.mean()) / spread if spread > 0 else np.zeros_like(scores)
+        return [standard, relative, ranks, np.where(present, 1.0 / ranks, 0.0), present.astype(float)]
 
     def _item_columns(self, query: str, candidates: Sequence[Candidate], now: datetime | None) -> list[np.ndarray]:
         items = [c.item for c in candidates]
@@ -121,14 +128,14 @@ class FeatureExtractor:
         union = np.array([len(query_words | w) for w in words], dtype=float)
         shared = np.array([len(query_words & w) for w in words], dtype=float)
         speakers = content_words([str(item.metadata.get("speaker", "")) for item in items])
+        lengths = np.log1p([len(w) for w in words])
         return [
             np.log1p(hours),
             np.array([int(item.importance) for item in items], dtype=float),
             np.log1p([item.access_count for item in items]),
             np.divide(shared, union, out=np.zeros_like(union), where=union > 0),
             np.array([bool(s) and bool(s & query_words) for s in speakers], dtype=float),
-            np.log1p([len(w) for w in words]),
-        ]
+        ] + ([lengths - np.median(lengths)] if self.length else [])
 
 
 class LearnedReranker:
@@ -140,9 +147,11 @@ class LearnedReranker:
     ``clock`` gives the query time for recency.
     """
 
-    def __init__(self, *, sources: Sequence[str] = SOURCES, C: float = 1.0, clock: Any = None) -> None:
+    def __init__(
+        self, *, sources: Sequence[str] = SOURCES, C: float = 1.0, clock: Any = None, length: bool = False
+    ) -> None:
         self.sources, self.C, self.clock = tuple(sources), C, clock
-        self.features = FeatureExtractor(self.sources)
+        self.features = FeatureExtractor(self.sources, length)
         self.mean_: np.ndarray | None = None
         self.scale_: np.ndarray | None = None
         self.coef_: np.ndarray | None = None
@@ -272,7 +281,7 @@ class LearnedReranker:
         missing = [key for key in MODEL_KEYS if key not in data]
         if missing:
             raise ValueError(f"model: the file lacks {', '.join(missing)}")
-        model = cls(sources=data["sources"], C=data["C"], clock=clock)
+        model = cls(sources=data["sources"], C=data["C"], clock=clock, length=LENGTH_FEATURE in data["feature_names"])
         if data["feature_names"] != model.features.names:
             raise ValueError(
                 f"feature_names: the file has {data['feature_names']}, this code computes {model.features.names}"

@@ -42,6 +42,8 @@ __all__ = [
     "CrossEncoderReranker",
     "MMRReranker",
     "default_rerank",
+    "first_stage_sources",
+    "FIRST_STAGE_SOURCES",
     "first_stage_candidates",
 ]
 
@@ -275,7 +277,8 @@ def default_rerank(
     bm25: Mapping[str, Any] | None = None,
     k: float = 60,
 ) -> TwoStageRetriever:
-    """The ``rerank`` strategy: dense + BM25 fused by RRF, ``candidates`` of them reranked by the learned model.
+    """The ``rerank`` strategy: the learned model's sources (``first_stage_sources``: the shipped model reads
+    dense, BM25 and context) fused by RRF, ``candidates`` of them reranked by the model.
 
     ``model`` is a learned-reranker JSON file; by default the one shipped in the package
     (``retrieval/models/learned_reranker.json``), or, while none ships, the hand-set fallback
@@ -284,17 +287,37 @@ def default_rerank(
     >>> default_rerank(candidates=20).candidates
     20
     """
-    from openclaw_lab.retrieval.bm25 import BM25Retriever
-    from openclaw_lab.retrieval.dense import DenseRetriever
-
-    sources = {
-        "dense": DenseRetriever(embedder, store=store),
-        "bm25": BM25Retriever(**dict(bm25 or {})),
-    }
     if model is not None:
         reranker = LearnedReranker.load(model, clock=clock)
     elif DEFAULT_MODEL_PATH.is_file():
         reranker = LearnedReranker.load(DEFAULT_MODEL_PATH, clock=clock)
     else:
         reranker = LearnedReranker.hand_set(clock=clock)
+    sources = first_stage_sources(reranker.sources, embedder, store=store, bm25=bm25)
     return TwoStageRetriever(HybridFirstStage(sources, "rrf", k=k), reranker, candidates=candidates)
+
+
+FIRST_STAGE_SOURCES = ("dense", "bm25", "context")
+
+
+def first_stage_sources(
+    names: Sequence[str], embedder: Any = None, *, store: Any = None, bm25: Mapping[str, Any] | None = None
+) -> dict[str, Retriever]:
+    """Fresh retrievers for a learned reranker's sources, by name: ``dense``, ``bm25`` and ``context`` (the
+    ``hybrid-context`` strategy). Each one's score and rank become features.
+
+    >>> list(first_stage_sources(["bm25"]))
+    ['bm25']
+    """
+    from openclaw_lab.retrieval.bm25 import BM25Retriever
+    from openclaw_lab.retrieval.context import hybrid_context
+    from openclaw_lab.retrieval.dense import DenseRetriever
+
+    if isinstance(names, str) or not names or set(names) - set(FIRST_STAGE_SOURCES):
+        raise ValueError(f"sources: {names!r} must name first stages among {', '.join(FIRST_STAGE_SOURCES)}")
+    make = {
+        "dense": lambda: DenseRetriever(embedder, store=store),
+        "bm25": lambda: BM25Retriever(**dict(bm25 or {})),
+        "context": lambda: hybrid_context(embedder, bm25=bm25),
+    }
+    return {name: make[name]() for name in names}

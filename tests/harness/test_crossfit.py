@@ -39,3 +39,5 @@ def test_the_first_stage_sources_are_features_and_are_checked(embedder):
     for bad in (["dense", "colbert"], [], "dense"):
         with pytest.raises(ValueError, match="^sources"):
             CrossFittedReranker(embedder, sources=bad)
+    with pytest.raises(ValueError, match="^length"):
+        CrossFittedReranker(embedder, length="yes")

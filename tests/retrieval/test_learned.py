@@ -33,7 +33,7 @@ def item(id, content, *, hours_ago=0.0, speaker=None, **fields):
 # features, by hand
 def test_feature_names_and_values_worked_by_hand():
     a = item("a", "Alice went hiking in Denver", hours_ago=1.0, speaker="Alice", importance=5, access_count=3)
-    b = item("b", "Bob bought a red bike", hours_ago=0.0, speaker="Bob")
+    b = item("b", "Bob bought a red bike yesterday", hours_ago=0.0, speaker="Bob")
     candidates = [
         Candidate(a, 0.03, {"dense": 0.8, "bm25": 4.0}, {"dense": 1, "bm25": 2}),
         Candidate(b, 0.02, {"dense": 0.4}, {"dense": 2}),
@@ -41,12 +41,12 @@ def test_feature_names_and_values_worked_by_hand():
     extractor = FeatureExtractor()
     x = extractor.transform("Where did Alice go hiking?", candidates, now=T0)
     col = {name: x[:, j] for j, name in enumerate(extractor.names)}
-    assert x.shape == (2, 16)
-    np.testing.assert_allclose(col["dense_score"], [0.8, 0.4])
+    assert x.shape == (2, 15)
+    np.testing.assert_allclose(col["dense_score_z"], [1.0, -1.0])  # mean 0.6, standard deviation 0.2
     np.testing.assert_allclose(col["dense_score_rel"], [1.0, 0.5])
     np.testing.assert_allclose(col["dense_rr"], [1.0, 0.5])
     # b is absent from BM25: the lowest BM25 score seen, one rank past the last, reciprocal rank 0
-    np.testing.assert_allclose(col["bm25_score"], [4.0, 4.0])
+    np.testing.assert_allclose(col["bm25_score_z"], [0.0, 0.0])  # 4.0 for both: no spread
     np.testing.assert_allclose(col["bm25_rank"], [2.0, 3.0])
     np.testing.assert_allclose(col["bm25_rr"], [0.5, 0.0])
     np.testing.assert_allclose(col["bm25_present"], [1.0, 0.0])
@@ -56,7 +56,12 @@ def test_feature_names_and_values_worked_by_hand():
     # content words: query {alic, go, hike}; a {alic, went, hike, denver}: 2 shared of 5
     np.testing.assert_allclose(col["token_jaccard"], [2 / 5, 0.0])
     np.testing.assert_allclose(col["speaker_match"], [1.0, 0.0])
-    np.testing.assert_allclose(col["length_log"], [math.log(5.0), math.log(5.0)])
+    assert not [name for name in extractor.names if "length" in name]  # by default a memory's size is no feature
+    with_length = FeatureExtractor(length=True)
+    lengths = with_length.transform("Where did Alice go hiking?", candidates, now=T0)[:, -1]
+    # 4 and 5 content words: log 5 and log 6, each half the gap from their median
+    np.testing.assert_allclose(lengths, [-math.log(6 / 5) / 2, math.log(6 / 5) / 2])
+    assert with_length.names[-1] == "length_rel"
 
 
 def test_recency_without_a_time_is_measured_from_the_newest_candidate():
