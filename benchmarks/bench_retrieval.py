@@ -34,6 +34,7 @@ from openclaw_lab.model import MemoryFilter, MemoryItem  # noqa: E402
 from openclaw_lab.retrieval.bm25 import BM25Retriever  # noqa: E402
 from openclaw_lab.retrieval.context import NeighbourContext  # noqa: E402
 from openclaw_lab.retrieval.dense import DenseRetriever  # noqa: E402
+from openclaw_lab.retrieval.rerank import default_rerank  # noqa: E402
 from openclaw_lab.retrieval.fusion import FusedRetriever  # noqa: E402
 from openclaw_lab.retrieval.scoring import MemoryAwareRetriever  # noqa: E402
 from openclaw_lab.retrieval.temporal import TimeAwareRetriever  # noqa: E402
@@ -166,9 +167,12 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
     tokens = tokenize_many(texts)
     okapi, t_okapi = timed(lambda: BM25Okapi(tokens))
     hybrid = FusedRetriever([dense, bm25], method="rrf", candidates=100)
-    context = NeighbourContext(FusedRetriever([DenseRetriever(RandomEmbedder(), store=store), BM25Retriever()],
-                                              method="wsum", norm="min-max", candidates=1000), candidates=1000)  # fmt: skip
+    combsum = FusedRetriever([DenseRetriever(RandomEmbedder(), store=store), BM25Retriever()], method="wsum",
+                             norm="min-max", candidates=1000)
+    context = NeighbourContext(combsum, candidates=1000)
     _, t_context_index = timed(lambda: context.index(items))
+    shipped = default_rerank(RandomEmbedder(), clock, store=store)  # the shipped model: dense, BM25 and context
+    _, t_rerank_index = timed(lambda: shipped.index(items))
     memory_aware = MemoryAwareRetriever(dense, clock, candidates=100)
     time_aware = TimeAwareRetriever(bm25, clock, mode="boost", candidates=100)
 
@@ -182,6 +186,7 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
         ("bm25s scores only (get_scores)", lambda q: bm25.scores(q)),
         ("hybrid (dense + bm25, RRF, 100 cand.)", lambda q: hybrid.search(q, K)),
         ("hybrid-context (CombSUM, 1000 cand.)", lambda q: context.search(q, K)),
+        ("rerank (shipped model, 50 cand.)", lambda q: shipped.search(q, K)),
         ("memory-aware (dense, 100 cand.)", lambda q: memory_aware.search(q, K)),
         ("time-aware boost (bm25, 'last week')", lambda q: time_aware.search(q + " last week", K)),
     ]
@@ -195,7 +200,8 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
     rows.append(("  (same, against bm25s scores only)", okapi_time, f"{okapi_time / raw:8.0f}x bm25s"))
     print(
         f"\n{n} items: items built {t_items:.1f}s; ExactStore upsert {t_store:.1f}s; BM25 tokenise {t_bm25_index:.1f}s "
-        f"+ bm25s build {t_bm25_build:.1f}s; rank_bm25 build {t_okapi:.1f}s; hybrid-context index {t_context_index:.1f}s"
+        f"+ bm25s build {t_bm25_build:.1f}s; rank_bm25 build {t_okapi:.1f}s; hybrid-context index "
+        f"{t_context_index:.1f}s; rerank index {t_rerank_index:.1f}s"
     )
     return rows
 
