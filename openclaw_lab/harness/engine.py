@@ -179,6 +179,9 @@ def portable(embedder: Embedder, texts: Iterable[str], progress: bool = False) -
     """A copy of ``embedder`` to ship to tasks: ``texts`` encoded here once (through its cache) and carried
     in a ``VectorTable``; the model itself is not carried, a task loads it only if it meets a new text."""
     unique = list(dict.fromkeys(texts))
+    table = embedder.cache
+    if isinstance(table, VectorTable) and all(text_key(t) in table.rows for t in unique):
+        return embedder  # already carries them (a sweep's shared replay, on the sweep's shipped embedder)
     matrix = embedder.encode(unique, progress=progress) if unique else np.zeros((0, 0), dtype=np.float32)
     shipped = copy.copy(embedder)
     shipped._model = shipped._onnx = None

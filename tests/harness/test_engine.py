@@ -116,6 +116,8 @@ def test_a_portable_embedder_carries_its_vectors_and_no_model(embedder):
     assert (shipped.encode(texts[::-1]) == embedder.encode(texts[::-1])).all()
     assert shipped._model is None  # read from the table it carries: no model loaded, nothing encoded
     assert shipped.model_id == embedder.model_id
+    assert portable(shipped, texts[:1]) is shipped  # it carries them already: nothing is encoded or copied again
+    assert portable(shipped, ["a text it lacks"]) is not shipped
 
 
 def test_engine_settings_are_checked_and_leave_the_fingerprint_alone():
