@@ -133,7 +133,7 @@ class MemoryManager:
         if not replace:
             self._refuse_stored(by_tier[MemoryTier.SEMANTIC] + by_tier[MemoryTier.WORKING])  # episodic: in its transaction
         for session_id in dict.fromkeys(item.session_id for item in items):
-            self.episodic.create_session(session_id, user_id=user_id or self.user_id, now=now)
+            self.episodic.ensure_session(session_id, user_id=user_id or self.user_id, now=now)
         semantic = by_tier[MemoryTier.SEMANTIC] + copies
         self.episodic.write(by_tier[MemoryTier.EPISODIC], semantic, replace=replace)
         try:

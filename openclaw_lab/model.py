@@ -251,7 +251,7 @@ class MemoryFilter:
 
     @property
     def is_empty(self) -> bool:
-        return self == MemoryFilter()
+        return self == NO_FILTER
 
     def matches(self, item: MemoryItem) -> bool:
         """The reference semantics that every store's native filter must reproduce."""
@@ -270,6 +270,9 @@ class MemoryFilter:
         if self.session_ids and item.session_id not in self.session_ids:
             return False
         return all(item.metadata.get(key) == value for key, value in self.where.items())
+
+
+NO_FILTER = MemoryFilter()
 
 
 @dataclass(frozen=True)

@@ -33,6 +33,7 @@ import json
 import math
 from collections.abc import Callable, Sequence
 from datetime import datetime
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -60,9 +61,15 @@ def semantic_id(episodic_id: str) -> str:
 def provenance(item: MemoryItem) -> dict[str, int | None]:
     """Episodic id -> access count last copied into ``item`` (None when only ``consolidated_from`` says so)."""
     if SOURCE_COUNTS in item.metadata:
-        return {key: int(value) for key, value in json.loads(str(item.metadata[SOURCE_COUNTS])).items()}
+        return dict(_source_counts(str(item.metadata[SOURCE_COUNTS])))
     joined = str(item.metadata.get(FROM, ""))
     return {source: None for source in joined.split(",") if source}
+
+
+@lru_cache(maxsize=1 << 16)
+def _source_counts(text: str) -> tuple[tuple[str, int], ...]:
+    """``source_access_counts`` parsed (each run reads every semantic item's; most are unchanged since the last)."""
+    return tuple((key, int(value)) for key, value in json.loads(text).items())
 
 
 def _with_provenance(item: MemoryItem, counts: dict[str, int | None], summed_access: int) -> dict[str, Any]:

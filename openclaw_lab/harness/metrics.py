@@ -85,18 +85,19 @@ def complete_run(run: RunDict, qids: Iterable[str]) -> RunDict:
     return {qid: (run.get(qid) or {NO_HIT: 0.0}) for qid in qids}
 
 
-def _recall_all(qrels: Mapping[str, Mapping[str, int]], run: RunDict, k: int) -> dict[str, float]:
-    out = {}
-    for qid, relevant in qrels.items():
-        top = sorted(run[qid].items(), key=lambda kv: (-kv[1], kv[0]))[:k]
-        out[qid] = float(set(relevant) <= {doc for doc, _ in top})
-    return out
+def _ranked(run: RunDict, qids: Iterable[str], depth: int) -> dict[str, list[str]]:
+    """Each question's first ``depth`` docs, best first (score descending, then doc id)."""
+    return {qid: [doc for doc, _ in sorted(run[qid].items(), key=lambda kv: (-kv[1], kv[0]))[:depth]] for qid in qids}
 
 
-def _ndcg_lme(qrels: Mapping[str, Mapping[str, int]], run: RunDict, k: int) -> dict[str, float]:
+def _recall_all(qrels: Mapping[str, Mapping[str, int]], ranked: Mapping[str, list[str]], k: int) -> dict[str, float]:
+    return {qid: float(set(relevant) <= set(ranked[qid][:k])) for qid, relevant in qrels.items()}
+
+
+def _ndcg_lme(qrels: Mapping[str, Mapping[str, int]], ranked: Mapping[str, list[str]], k: int) -> dict[str, float]:
     """LongMemEval's nDCG@k (``eval_utils.dcg``): the first two ranks are not discounted.
 
-    >>> _ndcg_lme({"q": {"b": 1}}, {"q": {"a": 0.9, "b": 0.5}}, 10)  # rank 2 counts in full there
+    >>> _ndcg_lme({"q": {"b": 1}}, {"q": ["a", "b"]}, 10)  # rank 2 counts in full there
     {'q': 1.0}
     """
     def dcg(gains: list[float]) -> float:
@@ -104,9 +105,8 @@ def _ndcg_lme(qrels: Mapping[str, Mapping[str, int]], run: RunDict, k: int) -> d
 
     out = {}
     for qid, relevant in qrels.items():
-        top = sorted(run[qid].items(), key=lambda kv: (-kv[1], kv[0]))[:k]
         ideal = dcg(sorted((float(v) for v in relevant.values()), reverse=True)[:k])
-        out[qid] = dcg([float(relevant.get(doc, 0)) for doc, _ in top]) / ideal if ideal else 0.0
+        out[qid] = dcg([float(relevant.get(doc, 0)) for doc in ranked[qid][:k]]) / ideal if ideal else 0.0
     return out
 
 
@@ -121,11 +121,12 @@ def evaluate_run(
     names = [f"{family}@{k}" for family in RANX_FAMILIES for k in ks] + ["mrr"]
     evaluate(Qrels(qrels), ranx_run, names, save_results_in_run=True)
     table = pd.DataFrame({name: pd.Series(ranx_run.scores[name]) for name in names})
+    ranked = _ranked(run, qrels, max(ks))  # one sort per question for the metrics ranx lacks
     for k in ks:
-        table[f"recall_all@{k}"] = pd.Series(_recall_all(qrels, run, k))
+        table[f"recall_all@{k}"] = pd.Series(_recall_all(qrels, ranked, k))
     if "longmemeval" in ndcg_variants:
         for k in ks:
-            table[f"ndcg_lme@{k}"] = pd.Series(_ndcg_lme(qrels, run, k))
+            table[f"ndcg_lme@{k}"] = pd.Series(_ndcg_lme(qrels, ranked, k))
     return table.loc[list(qrels)].astype(float)
 
 

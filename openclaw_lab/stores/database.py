@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import sqlite3
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -51,12 +51,19 @@ class Database:
         """BEGIN IMMEDIATE … COMMIT, or ROLLBACK on any error: a crash mid-write changes nothing."""
         with self._lock:
             self._conn.execute("BEGIN IMMEDIATE")
+            self._committed: list[Callable[[], None]] = []
             try:
                 yield self._conn
             except BaseException:
                 self._conn.execute("ROLLBACK")
                 raise
             self._conn.execute("COMMIT")
+            for action in self._committed:
+                action()
+
+    def on_commit(self, action: Callable[[], None]) -> None:
+        """Run ``action`` once the current transaction has committed (never if it rolls back)."""
+        self._committed.append(action)
 
     def query(self, sql: str, params: tuple | list = ()) -> list[sqlite3.Row]:
         with self._lock:

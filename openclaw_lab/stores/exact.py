@@ -74,19 +74,28 @@ class ExactStore:
         if not items:
             return
         dim = self.dim or (len(items[0].embedding) if items[0].embedding is not None else None)
+        moved = []  # items with a vector this store has not normalised yet (an access update keeps its vector)
         for item in items:  # validate everything before changing anything
             if item.embedding is None:
                 raise ValueError(f"embedding: item {item.id!r} has no embedding")
-            check_vector(item.embedding, dim, "embedding")
+            if (known := self._items.get(item.id)) is None or known.embedding is not item.embedding:
+                check_vector(item.embedding, dim, "embedding")
+                moved.append(item)
         if not self._ids:
             self._matrix = np.zeros((0, dim), dtype=np.float32)
+        vectors = {}
+        if moved:  # normalised in one go
+            matrix = moved[0].embedding[None, :] if len(moved) == 1 else np.vstack([item.embedding for item in moved])
+            vectors = dict(zip([item.id for item in moved], normalise(matrix)))
         for item in items:
-            vector = normalise(item.embedding[None, :])[0]
+            vector = vectors.get(item.id)
             if item.id in self._row:
                 r = self._row[item.id]
                 if r >= len(self._matrix):  # its row is still pending: append the pending rows first
                     self._flush()
-                self._matrix[r], self._importance[r], self._created[r] = vector, item.importance, to_timestamp(item.created_at)
+                if vector is not None:
+                    self._matrix[r] = vector
+                self._importance[r], self._created[r] = item.importance, to_timestamp(item.created_at)
             else:
                 self._row[item.id] = len(self._ids)
                 self._ids.append(item.id)
@@ -134,6 +143,10 @@ class ExactStore:
             return []
         self._flush()
         query = normalise(check_vector(vector, self.dim, "vector")[None, :])[0]
+        if filter is None or filter.is_empty:
+            scores = self._matrix @ query
+            best = top_k_indices(scores, k)
+            return sorted_hits([Hit(self._items[self._ids[r]], float(scores[r])) for r in best], k)
         mask = self._mask(filter)
         candidates = np.flatnonzero(mask)
         if candidates.size == 0:

@@ -3,8 +3,10 @@
 SQLite (WAL, a busy timeout) serialises writers and never loses a committed write. Each process
 searches an exact in-memory index (``ExactStore``) that it keeps in step with the file through a
 change log: every write appends the ids it touched in the same transaction, and before each read
-the index reloads the rows changed since it last looked, by any process. Access counts are one
-atomic ``UPDATE … + 1``, and a whole-item write never lowers a count another process raised.
+the index reloads the rows changed since it last looked, by any process. A process's own write,
+when no other write came between, is applied to its index once committed (with the counts and
+times as the file holds them), so it is not read back. Access counts are one atomic ``UPDATE … + 1``,
+and a whole-item write never lowers a count another process raised.
 
 >>> import numpy as np
 >>> from datetime import datetime
@@ -19,19 +21,19 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
-from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, MemoryTier, to_timestamp
+from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, MemoryTier, from_timestamp, to_timestamp
 from openclaw_lab.stores.codec import check_model, check_vector, from_record, to_record
 from openclaw_lab.stores.exact import ExactStore
 from openclaw_lab.stores.database import Database
 
-__all__ = ["SQLiteStore", "COLUMNS", "table_schema"]
+__all__ = ["SQLiteStore", "Prepared", "COLUMNS", "table_schema"]
 
 COLUMNS = ("id", "session_id", "content", "tier", "importance", "created_at", "last_accessed",
            "access_count", "tags", "source", "source_ids", "metadata", "embedding")  # fmt: skip
@@ -61,10 +63,33 @@ def row_values(item: MemoryItem) -> tuple:
     )
 
 
+class Prepared(NamedTuple):
+    """Items checked for a write, and their rows (one per id: the last copy in the batch wins)."""
+
+    items: list[MemoryItem]
+    rows: list[tuple]
+
+
 def row_item(row: Any) -> MemoryItem:
     record = {c: row[c] for c in COLUMNS if c != "embedding"}
     embedding = None if row["embedding"] is None else np.frombuffer(row["embedding"], dtype=np.float32)
     return from_record(record, embedding)
+
+
+ROUND_TRIP = 2.0**32  # POSIX seconds below which a float keeps every microsecond: a time reads back as written
+TIMES = (COLUMNS.index("created_at"), COLUMNS.index("last_accessed"))
+
+
+def as_stored(item: MemoryItem, row: tuple, stored: tuple[float, float, int]) -> MemoryItem:
+    """``item`` as reading back its ``row`` gives it, from what the file ``stored`` (created_at, last_accessed,
+    access_count): a replace keeps the larger count and last access."""
+    changes: dict[str, Any] = {}
+    for name, column, value in zip(("created_at", "last_accessed"), TIMES, stored):
+        if value != row[column] or abs(value) >= ROUND_TRIP:
+            changes[name] = from_timestamp(value)
+    if stored[2] != item.access_count:
+        changes["access_count"] = stored[2]
+    return item.replace(**changes) if changes else item
 
 
 class SQLiteStore:
@@ -124,28 +149,26 @@ class SQLiteStore:
         """Insert new items; an id that is already stored is a ValueError and nothing is written."""
         self._write(items, replace=False)
 
-    def _write(self, items: Sequence[MemoryItem], replace: bool, conn: sqlite3.Connection | None = None) -> None:
-        rows = self.prepare(items)
-        if conn is not None:
-            self.write_rows(conn, rows, replace)
-            return
+    def _write(self, items: Sequence[MemoryItem], replace: bool) -> None:
+        prepared = self.prepare(items)
         with self.db.transaction() as conn:
-            self.write_rows(conn, rows, replace)
+            self.write_rows(conn, prepared, replace)
 
-    def prepare(self, items: Sequence[MemoryItem]) -> list[tuple]:
-        """Rows of ``items``, every embedding checked against the store's dimension before anything is written."""
-        items = [item.replace(tier=self.tier) if self.tier is not None else item for item in items]
+    def prepare(self, items: Sequence[MemoryItem]) -> Prepared:
+        """``items`` as rows, every embedding checked against the store's dimension before anything is written."""
+        items = [item.replace(tier=self.tier) if self.tier not in (None, item.tier) else item for item in items]
         dim = self.dim
         for item in items:
             if item.embedding is not None:
                 dim = check_vector(item.embedding, dim, "embedding").shape[0]
             else:
                 raise ValueError(f"embedding: item {item.id!r} has no embedding; this store searches by vector")
-        last = {item.id: item for item in items}  # one batch: the last copy of an id wins
-        return [row_values(item) for item in last.values()]
+        last = list({item.id: item for item in items}.values())
+        return Prepared(last, [row_values(item) for item in last])
 
-    def write_rows(self, conn: sqlite3.Connection, rows: list[tuple], replace: bool) -> None:
+    def write_rows(self, conn: sqlite3.Connection, prepared: Prepared, replace: bool) -> None:
         """Write prepared rows inside the caller's transaction ``conn`` (a tier writing several tables at once)."""
+        rows = prepared.rows
         if not rows:
             return
         marks = ",".join("?" * len(COLUMNS))
@@ -163,18 +186,32 @@ class SQLiteStore:
                 if found := [r[0] for r in taken.fetchall()]:
                     raise ValueError(f"id: {found[:3]} already stored; update them, or add with replace=True")
             conn.executemany(f"INSERT INTO {self.table} VALUES ({marks})", rows)
-        blobs = [row[-1] for row in rows if row[-1] is not None]
-        if blobs:
-            conn.execute(f"INSERT OR IGNORE INTO {self.table}_settings VALUES ('dim', ?)", (str(len(blobs[0]) // 4),))
-        conn.executemany(f"INSERT INTO {self.table}_changes (id) VALUES (?)", [(row[0],) for row in rows])
+        conn.execute(f"INSERT OR IGNORE INTO {self.table}_settings VALUES ('dim', ?)", (str(len(rows[0][-1]) // 4),))
+        stored = {}  # the times and counts as the file now holds them (a replace keeps the larger count)
+        for start in range(0, len(rows), 500):
+            chunk = [row[0] for row in rows[start : start + 500]]
+            stored.update((r[0], r[1:]) for r in conn.execute(
+                f"SELECT id, created_at, last_accessed, access_count FROM {self.table} "
+                f"WHERE id IN ({','.join('?' * len(chunk))})", chunk))  # fmt: skip
+        written = [as_stored(item, row, stored[item.id]) for item, row in zip(prepared.items, rows)]
+        self._log(conn, [row[0] for row in rows], lambda: self._index.upsert(written))
 
     def record_access(self, ids: Sequence[str], now: datetime) -> None:
         """Count one access of each id at ``now``: an atomic increment, never a write-back of a cached copy."""
+        at = to_timestamp(now)
+
+        def follow() -> None:
+            counted: dict[str, MemoryItem] = {}
+            for i in ids:  # one access per mention, as the UPDATEs count them
+                if (item := counted.get(i)) is not None or (item := next(iter(self._index.get([i])), None)):
+                    last = from_timestamp(max(to_timestamp(item.last_accessed), at))
+                    counted[i] = item.replace(access_count=item.access_count + 1, last_accessed=last)
+            self._index.upsert(list(counted.values()))
+
         with self.db.transaction() as conn:
             conn.executemany(f"UPDATE {self.table} SET access_count = access_count + 1, "
-                             f"last_accessed = MAX(last_accessed, ?) WHERE id = ?",
-                             [(to_timestamp(now), i) for i in ids])  # fmt: skip
-            conn.executemany(f"INSERT INTO {self.table}_changes (id) VALUES (?)", [(i,) for i in ids])
+                             f"last_accessed = MAX(last_accessed, ?) WHERE id = ?", [(at, i) for i in ids])  # fmt: skip
+            self._log(conn, ids, follow)
 
     def delete(self, ids: Sequence[str]) -> None:
         with self.db.transaction() as conn:
@@ -182,7 +219,24 @@ class SQLiteStore:
 
     def delete_rows(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
         conn.executemany(f"DELETE FROM {self.table} WHERE id = ?", [(i,) for i in ids])
+        self._log(conn, ids, lambda: self._index.delete(ids))
+
+    def _log(self, conn: sqlite3.Connection, ids: Sequence[str], follow: Callable[[], None]) -> None:
+        """Append ``ids`` to the change log; once committed, ``follow`` applies the write to this process's
+        index if the index had read every earlier change (else the next read reloads them from the file)."""
+        before = self._latest(conn)
         conn.executemany(f"INSERT INTO {self.table}_changes (id) VALUES (?)", [(i,) for i in ids])
+        after = self._latest(conn)
+
+        def apply() -> None:
+            if self._seen == before:
+                follow()
+                self._seen = after
+
+        self.db.on_commit(apply)
+
+    def _latest(self, conn: Any) -> int:
+        return conn.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {self.table}_changes").fetchone()[0]
 
     # reads: from the file, or from the index after it caught up with the file
     def get(self, ids: Sequence[str]) -> list[MemoryItem]:

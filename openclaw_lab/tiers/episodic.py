@@ -70,6 +70,7 @@ class EpisodicMemory:
         self.memories = SQLiteStore(table="memories", tier=MemoryTier.EPISODIC, database=self.db,
                                     embedding_model=embedding_model)  # fmt: skip
         self._outbox = SQLiteStore(table="pending_semantic", tier=MemoryTier.SEMANTIC, database=self.db)
+        self._owners: dict[str, str] = {}  # session id -> its user, for the sessions this handle has seen
 
     @property
     def embedding_model(self) -> str | None:
@@ -92,7 +93,14 @@ class EpisodicMemory:
             assert existing is not None  # inserted above or by the other process
         if existing.user_id != user_id:
             raise ValueError(f"session_id: {session_id!r} belongs to user {existing.user_id!r}, not {user_id!r}")
+        self._owners[session_id] = user_id
         return existing
+
+    def ensure_session(self, session_id: str, *, user_id: str, now: datetime) -> None:
+        """``create_session``, without reading the file again for a session this handle has seen (a session
+        is never deleted, nor given to another user)."""
+        if self._owners.get(session_id) != user_id:
+            self.create_session(session_id, user_id=user_id, now=now)
 
     def get_session(self, session_id: str) -> SessionInfo | None:
         rows = self.db.query("SELECT * FROM sessions WHERE id = ?", (session_id,))

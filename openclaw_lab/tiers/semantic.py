@@ -37,7 +37,8 @@ class SemanticMemory:
         getattr(self.store, "close", lambda: None)()
 
     def upsert(self, items: Sequence[MemoryItem]) -> None:
-        self.store.upsert([item.replace(tier=MemoryTier.SEMANTIC) for item in items])
+        self.store.upsert([item if item.tier is MemoryTier.SEMANTIC else item.replace(tier=MemoryTier.SEMANTIC)
+                           for item in items])  # fmt: skip
 
     def get(self, ids: Sequence[str]) -> list[MemoryItem]:
         return self.store.get(ids)
