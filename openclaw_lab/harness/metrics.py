@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
@@ -110,6 +111,12 @@ def _ndcg_lme(qrels: Mapping[str, Mapping[str, int]], ranked: Mapping[str, list[
     return out
 
 
+@lru_cache(maxsize=8)
+def _ranx_qrels(qrels: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]) -> Qrels:
+    """ranx's Qrels, built once for the labels that every system, and every sweep point, is scored against."""
+    return Qrels({qid: dict(docs) for qid, docs in qrels})
+
+
 def evaluate_run(
     qrels: Mapping[str, Mapping[str, int]], run: RunDict, ks: Sequence[int], ndcg_variants: Sequence[str] = ("standard",)
 ) -> pd.DataFrame:
@@ -119,7 +126,8 @@ def evaluate_run(
     run = complete_run(run, qrels)
     ranx_run = Run(run)
     names = [f"{family}@{k}" for family in RANX_FAMILIES for k in ks] + ["mrr"]
-    evaluate(Qrels(qrels), ranx_run, names, save_results_in_run=True)
+    evaluate(_ranx_qrels(tuple((qid, tuple(docs.items())) for qid, docs in qrels.items())), ranx_run, names,
+             save_results_in_run=True)  # fmt: skip
     table = pd.DataFrame({name: pd.Series(ranx_run.scores[name]) for name in names})
     ranked = _ranked(run, qrels, max(ks))  # one sort per question for the metrics ranx lacks
     for k in ks:

@@ -413,15 +413,16 @@ class _SharedReplay:
         semantic_call, episodic_call = calls  # without an episodic policy, the semantic one scores both tiers
         decided = calls if episodic is not None else [semantic_call]  # episodic scores alone delete nothing
         groups: dict[tuple, list[int]] = {}
+        shared = json.loads(json.dumps(report.to_dict()))  # as the episodic tier's log reads it back
         for position, member in enumerate(branch.members):
             consolidation = self.plans[member].consolidation
-            entry = report.to_dict()
-            entry["scores"] = {MemoryTier.SEMANTIC.value: ScoreSummary.of(semantic_call[position][0]).to_dict(),
-                               MemoryTier.EPISODIC.value: ScoreSummary.of(episodic_call[position][0]).to_dict()}
-            entry["config"] |= {"prune": repr(consolidation.prune),
-                                "prune_episodic": repr(consolidation.prune_episodic)
-                                if consolidation.prune_episodic is not None else None}  # fmt: skip
-            branch.logs[member].append(json.loads(json.dumps(entry)))  # as the episodic tier's log reads it back
+            scores = {MemoryTier.SEMANTIC.value: ScoreSummary.of(semantic_call[position][0]).to_dict(),
+                      MemoryTier.EPISODIC.value: ScoreSummary.of(episodic_call[position][0]).to_dict()}
+            config = {**shared["config"], "prune": repr(consolidation.prune),
+                      "prune_episodic": repr(consolidation.prune_episodic)
+                      if consolidation.prune_episodic is not None else None}  # fmt: skip
+            entry = {**shared, "scores": scores, "config": config}  # JSON-native; the rest is shared, read only
+            branch.logs[member].append(entry)
             groups.setdefault(tuple(tuple(call[position][1]) for call in decided), []).append(member)
         branch.prune.calls.clear()  # type: ignore[union-attr]
         if episodic is not None:

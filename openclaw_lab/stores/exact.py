@@ -54,6 +54,7 @@ class ExactStore:
         self._importance = np.zeros(0, dtype=np.int8)
         self._created = np.zeros(0, dtype=np.float64)
         self._pending: list[tuple[np.ndarray, int, float]] = []
+        self._buffers: dict[str, np.ndarray] = {}  # the arrays above are views of these (see ``_append``)
         self._tag_rows: dict[str, np.ndarray] | None = None  # tag -> rows holding it; rebuilt after a write
         if self.path is not None and (self.path / STORE_FILE).exists():
             self._load()
@@ -111,10 +112,22 @@ class ExactStore:
         if not self._pending:
             return
         vectors, importance, created = zip(*self._pending)
-        self._matrix = np.vstack([self._matrix, np.vstack(vectors)])
-        self._importance = np.concatenate([self._importance, np.array(importance, dtype=np.int8)])
-        self._created = np.concatenate([self._created, np.array(created, dtype=np.float64)])
+        self._append("_matrix", np.vstack(vectors))
+        self._append("_importance", np.array(importance, dtype=np.int8))
+        self._append("_created", np.array(created, dtype=np.float64))
         self._pending = []
+
+    def _append(self, name: str, rows: np.ndarray) -> None:
+        """Append ``rows`` to the array attribute ``name``, kept as a view of a buffer that grows by a quarter
+        when full: a replay that adds one item between searches copies the matrix now and then, not each time."""
+        view, buffer = getattr(self, name), self._buffers.get(name)
+        n, total = len(view), len(view) + len(rows)
+        if buffer is None or view.base is not buffer or len(buffer) < total:
+            buffer = np.empty((max(total, n + n // 4), *view.shape[1:]), dtype=view.dtype)
+            buffer[:n] = view
+            self._buffers[name] = buffer
+        buffer[n:total] = rows
+        setattr(self, name, buffer[:total])
 
     def get(self, ids: Sequence[str]) -> list[MemoryItem]:
         return [self._items[i] for i in ids if i in self._items]

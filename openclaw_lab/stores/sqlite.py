@@ -117,6 +117,7 @@ class SQLiteStore:
         self.path = self.db.path
         self._index = ExactStore()
         self._seen: int | None = None  # the last change-log entry the index has read (None: not loaded yet)
+        self._dim: int | None = None
         self.embedding_model = self._adopt_model(embedding_model)
 
     def __repr__(self) -> str:
@@ -137,8 +138,10 @@ class SQLiteStore:
 
     @property
     def dim(self) -> int | None:
-        value = self._setting("dim")
-        return int(value) if value is not None else None
+        if self._dim is None:  # set by the first embedded write (of any process), then never changed
+            value = self._setting("dim")
+            self._dim = int(value) if value is not None else None
+        return self._dim
 
     # writes: one transaction each, logged for the other processes' indexes
     def upsert(self, items: Sequence[MemoryItem]) -> None:
@@ -156,6 +159,8 @@ class SQLiteStore:
 
     def prepare(self, items: Sequence[MemoryItem]) -> Prepared:
         """``items`` as rows, every embedding checked against the store's dimension before anything is written."""
+        if not items:
+            return Prepared([], [])
         items = [item.replace(tier=self.tier) if self.tier not in (None, item.tier) else item for item in items]
         dim = self.dim
         for item in items:
@@ -186,7 +191,8 @@ class SQLiteStore:
                 if found := [r[0] for r in taken.fetchall()]:
                     raise ValueError(f"id: {found[:3]} already stored; update them, or add with replace=True")
             conn.executemany(f"INSERT INTO {self.table} VALUES ({marks})", rows)
-        conn.execute(f"INSERT OR IGNORE INTO {self.table}_settings VALUES ('dim', ?)", (str(len(rows[0][-1]) // 4),))
+        if self._dim is None:
+            conn.execute(f"INSERT OR IGNORE INTO {self.table}_settings VALUES ('dim', ?)", (str(len(rows[0][-1]) // 4),))
         stored = {}  # the times and counts as the file now holds them (a replace keeps the larger count)
         for start in range(0, len(rows), 500):
             chunk = [row[0] for row in rows[start : start + 500]]
@@ -226,7 +232,7 @@ class SQLiteStore:
         index if the index had read every earlier change (else the next read reloads them from the file)."""
         before = self._latest(conn)
         conn.executemany(f"INSERT INTO {self.table}_changes (id) VALUES (?)", [(i,) for i in ids])
-        after = self._latest(conn)
+        after = before + len(ids)  # the log only grows, one by one, and this transaction is its only writer
 
         def apply() -> None:
             if self._seen == before:
