@@ -204,7 +204,7 @@ class SQLiteStore:
 
     def record_access(self, ids: Sequence[str], now: datetime) -> None:
         """Count one access of each id at ``now``: an atomic increment, never a write-back of a cached copy."""
-        at = to_timestamp(now)
+        ids, at = list(ids), to_timestamp(now)
 
         def follow() -> None:
             counted: dict[str, MemoryItem] = {}
@@ -224,6 +224,7 @@ class SQLiteStore:
             self.delete_rows(conn, ids)
 
     def delete_rows(self, conn: sqlite3.Connection, ids: Sequence[str]) -> None:
+        ids = list(ids)
         conn.executemany(f"DELETE FROM {self.table} WHERE id = ?", [(i,) for i in ids])
         self._log(conn, ids, lambda: self._index.delete(ids))
 
