@@ -21,6 +21,9 @@ from openclaw_lab.model import Importance, MemoryFilter, MemoryTier
 T0 = datetime(2024, 1, 1, tzinfo=timezone.utc)
 ADDS = 200
 DIM = 16
+# seconds every process waits for the others to open the memory: a process that dies before then breaks
+# the barrier, so the others stop too and the test fails at once instead of waiting out every join
+START_TIMEOUT = 120
 
 
 def vector(n: int) -> np.ndarray:
@@ -34,7 +37,7 @@ def open_memory(path: str) -> MemoryManager:
 
 def writer(path: str, w: int, barrier) -> None:
     memory = open_memory(path)
-    barrier.wait()
+    barrier.wait(timeout=START_TIMEOUT)
     for n in range(ADDS):
         number = w * 10_000 + n
         importance = Importance.CRITICAL if n % 10 == 0 else Importance.MEDIUM  # every 10th is promoted too
@@ -46,7 +49,7 @@ def writer(path: str, w: int, barrier) -> None:
 def updater(path: str, barrier, done) -> None:
     """Updates writer 0's items as they appear: each update must survive every other process's accesses."""
     memory = open_memory(path)
-    barrier.wait()
+    barrier.wait(timeout=START_TIMEOUT)
     updated = set()
     while len(updated) < ADDS:
         for n in range(ADDS):
@@ -60,7 +63,7 @@ def updater(path: str, barrier, done) -> None:
 def reader(path: str, writers: int, barrier, writers_done, out) -> None:
     """Searches while the others write (each search records accesses), then checks it sees every write."""
     memory = open_memory(path)
-    barrier.wait()
+    barrier.wait(timeout=START_TIMEOUT)
     accesses, n = 0, 0
     while not writers_done.is_set():
         hits = memory.search_vector(vector(n % ADDS), 3, MemoryFilter(tiers={MemoryTier.EPISODIC}))
