@@ -23,8 +23,12 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 run: $(VENV)/.installed
 	$(VENV)/bin/openclaw-lab run experiments/default.toml
 
+# The Ray engine's tests run on their own after the others: started beside the other test worker's
+# processes, a local Ray's GCS server has failed to come up within Ray's 120 s (CI, 2 cores).
 test: $(VENV)/.installed
-	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist loadfile tests notebooks --nbval-lax
+	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist loadfile tests notebooks --nbval-lax \
+		--ignore=tests/harness/test_engine.py
+	$(PY) -m pytest -q tests/harness/test_engine.py
 	$(MAKE) gate
 
 # The regression gate: LoCoMo conv-26 + conv-30 must reproduce the committed baseline to the last digit.

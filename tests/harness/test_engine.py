@@ -32,12 +32,8 @@ def ray_engine():
     ray = pytest.importorskip("ray", reason='the ray extra is not installed (pip install "openclaw-lab[ray]")')
     from openclaw_lab.harness.engine import RayEngine
 
-    # Ray waits 30 s for its GCS server to bind a port; with the other test worker busy on both cores
-    # (CI runs two), that start-up has taken longer, so the test gives it the time Ray gives a rocksdb GCS.
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_gcs_server_port_wait_time_s", "120")
-        engine = RayEngine(num_cpus=2)
-        engine.start()  # a real local Ray on 127.0.0.1, stopped when the module is done
+    engine = RayEngine(num_cpus=2)
+    engine.start()  # a real local Ray on 127.0.0.1, stopped when the module is done
     yield engine
     ray.shutdown()
 
