@@ -44,7 +44,7 @@ class CrossFittedReranker:
 
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0,
-        sources: Sequence[str] = SOURCES, length: bool = True,
+        sources: Sequence[str] = SOURCES, length: bool = True, session: bool = True,
     ) -> None:
         self.embedder = embedder
         self.folds, self.candidates = check_k(folds, "folds"), check_k(candidates, "candidates")
@@ -55,13 +55,15 @@ class CrossFittedReranker:
         self.C, self.seed = C, seed
         first_stage_sources(sources)  # checks the names
         self.sources = tuple(sources)
-        if not isinstance(length, bool):
-            raise ValueError(f"length: {length!r} must be true or false")
-        self.length = length  # fitted where it ranks, a model may read relative length (see FeatureExtractor)
+        for name, flag in (("length", length), ("session", session)):
+            if not isinstance(flag, bool):
+                raise ValueError(f"{name}: {flag!r} must be true or false")
+        # fitted where it ranks, a model may read relative length and the session's standing (see FeatureExtractor)
+        self.length, self.session = length, session
 
     def __repr__(self) -> str:
         return (f"CrossFittedReranker(folds={self.folds}, candidates={self.candidates}, C={self.C}, seed={self.seed}, "
-                f"sources={self.sources!r}, length={self.length})")
+                f"sources={self.sources!r}, length={self.length}, session={self.session})")
 
     def run(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
@@ -73,7 +75,7 @@ class CrossFittedReranker:
         models = []
         for train, test in conversation_folds(conversation_ids, min(self.folds, len(conversation_ids)), self.seed):
             fitted_on = [q for q in queries.values() if q.conversation_id in train and q.relevant]
-            model = LearnedReranker(C=self.C, sources=self.sources, length=self.length).fit(fitted_on)
+            model = LearnedReranker(C=self.C, sources=self.sources, length=self.length, session=self.session).fit(fitted_on)
             models.append({"trained_on": sorted(train), "tested_on": sorted(test), "sources": list(self.sources),
                            **model.provenance})
             for qid, q in queries.items():

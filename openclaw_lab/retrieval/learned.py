@@ -51,6 +51,10 @@ MODEL_KEYS = ("sources", "feature_names", "mean", "scale", "coef", "intercept", 
               "provenance")
 ITEM_FEATURES = ("recency_log_hours", "importance", "access_log", "token_jaccard", "speaker_match")
 LENGTH_FEATURE = "length_rel"  # for a model fitted where it is used (cross-fitted), never for one shipped
+# how the item's session fares among the candidates; like length, only for a model fitted on the units it ranks
+# (one item per session, as with session units, makes them copies of the item's own scores)
+SESSION_FEATURES = ("session_rank_log", "session_top3", "session_share_log", "in_session_rank_log")
+SESSION_TOP = 20  # the first-stage candidates whose sessions count towards session_share_log
 
 
 @dataclass(frozen=True)
@@ -84,15 +88,23 @@ class FeatureExtractor:
     the query names the item's speaker (``metadata["speaker"]``). With ``length``, also the log length in
     content words minus the candidates' median: informative where the model is fitted on the memories it
     ranks (cross-fitting), misleading for a model shipped to other memory units (turns against sessions).
+
+    With ``session``, how the item's session fares among the candidates (evidence clusters in a few
+    sessions). An item's strength is the mean of its sources' z-scores; per source, the best z-score in
+    the item's session; the session's rank by its best strength (log); the sum of its three best positive
+    strengths; the share of the first stage's top ``SESSION_TOP`` candidates that come from it (log of the
+    count); and the item's rank within its session by strength (log).
     """
 
-    def __init__(self, sources: Sequence[str] = SOURCES, length: bool = False) -> None:
-        self.sources, self.length = tuple(sources), length
+    def __init__(self, sources: Sequence[str] = SOURCES, length: bool = False, session: bool = False) -> None:
+        self.sources, self.length, self.session = tuple(sources), length, session
 
     @property
     def names(self) -> list[str]:
         item_features = [*ITEM_FEATURES, LENGTH_FEATURE] if self.length else list(ITEM_FEATURES)
-        return [f"{s}_{f}" for s in self.sources for f in SOURCE_FEATURES] + item_features
+        session_features = [f"session_best_{s}_z" for s in self.sources] + list(SESSION_FEATURES)
+        return ([f"{s}_{f}" for s in self.sources for f in SOURCE_FEATURES] + item_features
+                + (session_features if self.session else []))
 
     def transform(self, query: str, candidates: Sequence[Candidate], now: datetime | None = None) -> np.ndarray:
         """An array of shape (len(candidates), len(names)).
@@ -103,7 +115,11 @@ class FeatureExtractor:
         if not candidates:
             return np.zeros((0, len(self.names)))
         columns = [column for source in self.sources for column in self._source_columns(source, candidates)]
-        return np.column_stack(columns + self._item_columns(query, candidates, now))
+        columns += self._item_columns(query, candidates, now)
+        if self.session:
+            z = np.column_stack(columns[: len(SOURCE_FEATURES) * len(self.sources): len(SOURCE_FEATURES)])
+            columns += self._session_columns(candidates, z)
+        return np.column_stack(columns)
 
     def _source_columns(self, source: str, candidates: Sequence[Candidate]) -> list[np.ndarray]:
         present = np.array([source in c.source_scores for c in candidates])
@@ -138,6 +154,30 @@ class FeatureExtractor:
         ] + ([lengths - np.median(lengths)] if self.length else [])
 
 
+    @staticmethod
+    def _session_columns(candidates: Sequence[Candidate], z: np.ndarray) -> list[np.ndarray]:
+        """``z``: one column of z-scores per source (possibly none)."""
+        sessions = np.array([c.item.session_id for c in candidates])
+        strength = z.mean(axis=1) if z.shape[1] else np.zeros(len(candidates))
+        names, members = np.unique(sessions, return_inverse=True)
+        best = np.full((len(names), z.shape[1]), -np.inf)
+        np.maximum.at(best, members, z)
+        best_strength = np.full(len(names), -np.inf)
+        np.maximum.at(best_strength, members, strength)
+        session_rank = np.empty(len(names))
+        session_rank[np.lexsort((names, -best_strength))] = np.arange(len(names))
+        order = np.lexsort((-strength, members))  # by session, strongest first
+        starts = np.searchsorted(members[order], np.arange(len(names)))
+        in_session = np.empty(len(candidates))
+        in_session[order] = np.arange(len(candidates)) - starts[members[order]]
+        top3 = np.zeros(len(names))
+        np.add.at(top3, members[order], np.where(in_session[order] < 3, np.maximum(strength[order], 0.0), 0.0))
+        first = np.argsort([-c.score for c in candidates], kind="stable")[:SESSION_TOP]
+        share = np.bincount(members[first], minlength=len(names))
+        return [*best[members].T, np.log1p(session_rank[members]), top3[members], np.log1p(share[members]),
+                np.log1p(in_session)]
+
+
 class LearnedReranker:
     """Scores candidates with a linear model on standardised features (higher score is better).
 
@@ -148,10 +188,11 @@ class LearnedReranker:
     """
 
     def __init__(
-        self, *, sources: Sequence[str] = SOURCES, C: float = 1.0, clock: Any = None, length: bool = False
+        self, *, sources: Sequence[str] = SOURCES, C: float = 1.0, clock: Any = None, length: bool = False,
+        session: bool = False,
     ) -> None:
         self.sources, self.C, self.clock = tuple(sources), C, clock
-        self.features = FeatureExtractor(self.sources, length)
+        self.features = FeatureExtractor(self.sources, length, session)
         self.mean_: np.ndarray | None = None
         self.scale_: np.ndarray | None = None
         self.coef_: np.ndarray | None = None
@@ -281,7 +322,9 @@ class LearnedReranker:
         missing = [key for key in MODEL_KEYS if key not in data]
         if missing:
             raise ValueError(f"model: the file lacks {', '.join(missing)}")
-        model = cls(sources=data["sources"], C=data["C"], clock=clock, length=LENGTH_FEATURE in data["feature_names"])
+        names = data["feature_names"]
+        model = cls(sources=data["sources"], C=data["C"], clock=clock, length=LENGTH_FEATURE in names,
+                    session=SESSION_FEATURES[0] in names)
         if data["feature_names"] != model.features.names:
             raise ValueError(
                 f"feature_names: the file has {data['feature_names']}, this code computes {model.features.names}"

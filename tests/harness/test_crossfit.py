@@ -41,3 +41,5 @@ def test_the_first_stage_sources_are_features_and_are_checked(embedder):
             CrossFittedReranker(embedder, sources=bad)
     with pytest.raises(ValueError, match="^length"):
         CrossFittedReranker(embedder, length="yes")
+    with pytest.raises(ValueError, match="^session"):
+        CrossFittedReranker(embedder, session=1)

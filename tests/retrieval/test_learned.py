@@ -64,6 +64,25 @@ def test_feature_names_and_values_worked_by_hand():
     assert with_length.names[-1] == "length_rel"
 
 
+def test_session_features_worked_by_hand():
+    # dense z-scores 1.5, 0.5, -0.5, -1.5 (scores 0.8..0.2, standard deviation 0.2236); sessions s1 s2 s1 s2
+    scores = [0.8, 0.6, 0.4, 0.2]
+    items = [item(f"t{n}", f"turn {n}", session_id=s) for n, s in enumerate(["s1", "s2", "s1", "s2"])]
+    candidates = [Candidate(it, s, {"dense": s}, {"dense": n}) for n, (it, s) in enumerate(zip(items, scores), 1)]
+    extractor = FeatureExtractor(sources=("dense",), session=True)
+    x = extractor.transform("turn", candidates, now=T0)
+    col = {name: x[:, j] for j, name in enumerate(extractor.names)}
+    z = (np.array(scores) - 0.5) / np.std(scores)
+    np.testing.assert_allclose(col["dense_score_z"], z)
+    np.testing.assert_allclose(col["session_best_dense_z"], [z[0], z[1], z[0], z[1]])
+    np.testing.assert_allclose(col["session_rank_log"], np.log1p([0, 1, 0, 1]))  # s1 holds the best item
+    # the three best positive strengths of each session: s1 has z0 (and a negative one), s2 has z1
+    np.testing.assert_allclose(col["session_top3"], [z[0], z[1], z[0], z[1]])
+    np.testing.assert_allclose(col["session_share_log"], np.log1p([2, 2, 2, 2]))
+    np.testing.assert_allclose(col["in_session_rank_log"], np.log1p([0, 0, 1, 1]))
+    assert not FeatureExtractor().session and "session_top3" not in FeatureExtractor().names
+
+
 def test_recency_without_a_time_is_measured_from_the_newest_candidate():
     old, new = item("old", "old news", hours_ago=3.0), item("new", "new news")
     x = FeatureExtractor(sources=()).transform("news", [Candidate(old, 1.0), Candidate(new, 0.5)])
@@ -128,6 +147,15 @@ def test_evaluating_on_a_training_conversation_raises(fitted, split):
         fitted.evaluate(test + train[:1])
     with pytest.raises(ValueError, match=train[0].conversation_id):
         fitted.check_unseen([train[0].conversation_id])
+
+
+def test_a_model_with_session_features_round_trips(split, tmp_path):
+    train, test, _, _ = split
+    model = LearnedReranker(session=True, length=True).fit(train)
+    loaded = LearnedReranker.load(model.save(tmp_path / "model.json"))
+    assert loaded.features.session and loaded.features.length
+    np.testing.assert_array_equal(loaded.scores(test[0].query, test[0].candidates, T0),
+                                  model.scores(test[0].query, test[0].candidates, T0))
 
 
 def test_json_round_trip_gives_identical_scores(fitted, split, tmp_path):
