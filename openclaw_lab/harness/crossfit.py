@@ -3,8 +3,10 @@
 The first stage (by default dense + BM25 fused by RRF; ``sources`` may add ``context``, the
 ``hybrid-context`` strategy's scores) is searched once per question; each fold then fits a
 ``LearnedReranker`` on the training conversations' candidates and reranks the held-out ones, so
-no question is ever scored by a model that saw its conversation. Registered as the strategy
-``learned-crossfit``.
+no question is ever scored by a model that saw its conversation. Fitted on the memories it ranks, the
+model also reads relative length and the session features (``length``, ``session``; see
+``FeatureExtractor``), which a model shipped to other memory units must not. Registered as the
+strategy ``learned-crossfit``.
 """
 
 from __future__ import annotations
@@ -58,7 +60,6 @@ class CrossFittedReranker:
         for name, flag in (("length", length), ("session", session)):
             if not isinstance(flag, bool):
                 raise ValueError(f"{name}: {flag!r} must be true or false")
-        # fitted where it ranks, a model may read relative length and the session's standing (see FeatureExtractor)
         self.length, self.session = length, session
 
     def __repr__(self) -> str:
@@ -75,9 +76,10 @@ class CrossFittedReranker:
         models = []
         for train, test in conversation_folds(conversation_ids, min(self.folds, len(conversation_ids)), self.seed):
             fitted_on = [q for q in queries.values() if q.conversation_id in train and q.relevant]
-            model = LearnedReranker(C=self.C, sources=self.sources, length=self.length, session=self.session).fit(fitted_on)
+            model = LearnedReranker(C=self.C, sources=self.sources, length=self.length, session=self.session)
+            model.fit(fitted_on)
             models.append({"trained_on": sorted(train), "tested_on": sorted(test), "sources": list(self.sources),
-                           **model.provenance})
+                           "features": model.features.names, **model.provenance})
             for qid, q in queries.items():
                 if q.conversation_id in test:
                     hits = model.rerank_candidates(q.query, q.candidates, depth, now=q.asked_at) if q.candidates else []

@@ -118,6 +118,31 @@ def test_longmemeval_format_under_the_official_protocol(embedder):
     assert result.runs["hybrid-context.session"] == result.runs["hybrid-combsum.session"]
 
 
+def test_the_cross_fitted_reranker_ranks_whole_sessions_with_its_session_features(embedder):
+    """With session units each session is one memory: the session features repeat its scores, and still rank."""
+    fixture = Path(__file__).resolve().parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json"
+    config = ExperimentConfig.from_toml(Path(__file__).resolve().parents[2] / "experiments" / "longmemeval-s.toml")
+    config = config.with_values({
+        "dataset.params": {"path": str(fixture), "drop_abstention": True},
+        "systems": [{"name": "learned", "strategy": "learned-crossfit", "params": {"folds": 2}}],
+    })  # fmt: skip
+    result = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+    assert set(result.runs["learned.session"]) == set(result.qrels["session"])
+    assert all("session_top3" in fold["features"] for fold in result.models["learned"])
+
+
+def test_session_features_find_more_evidence_turns_on_real_conversations(locomo_path, embedder):
+    """Evidence clusters in a few sessions; the session features let the cross-fitted reranker use that."""
+    systems = [{"name": name, "strategy": "learned-crossfit", "params": {"folds": 2, "session": flag}}
+               for name, flag in (("plain", False), ("session", True))]
+    config = ExperimentConfig.from_dict({**CONFIG, "consolidation": {"enabled": False}, "systems": systems,
+                                         "metrics": {"k": [10]}})  # fmt: skip
+    benchmark = load_locomo(locomo_path, conversations=["conv-30", "conv-26"])
+    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
+    plain, session = result.metrics["plain"], result.metrics["session"]
+    assert session["turn.recall@10"] > plain["turn.recall@10"] + 0.02
+
+
 def test_neighbour_context_finds_more_evidence_turns_than_its_first_stage(locomo_path, embedder):
     """On real LoCoMo conversations the evidence is often a short reply whose meaning sits in the turn before."""
     systems = [{"name": "combsum", "strategy": "hybrid", "params": {"method": "wsum", "norm": "min-max", "candidates": 1000}},
