@@ -153,27 +153,26 @@ class FeatureExtractor:
             np.array([bool(s) and bool(s & query_words) for s in speakers], dtype=float),
         ] + ([lengths - np.median(lengths)] if self.length else [])
 
-
     @staticmethod
     def _session_columns(candidates: Sequence[Candidate], z: np.ndarray) -> list[np.ndarray]:
         """``z``: one column of z-scores per source (possibly none)."""
         sessions = np.array([c.item.session_id for c in candidates])
         strength = z.mean(axis=1) if z.shape[1] else np.zeros(len(candidates))
-        names, members = np.unique(sessions, return_inverse=True)
-        best = np.full((len(names), z.shape[1]), -np.inf)
+        ids, members = np.unique(sessions, return_inverse=True)
+        best = np.full((len(ids), z.shape[1]), -np.inf)
         np.maximum.at(best, members, z)
-        best_strength = np.full(len(names), -np.inf)
+        best_strength = np.full(len(ids), -np.inf)
         np.maximum.at(best_strength, members, strength)
-        session_rank = np.empty(len(names))
-        session_rank[np.lexsort((names, -best_strength))] = np.arange(len(names))
+        session_rank = np.empty(len(ids))
+        session_rank[np.lexsort((ids, -best_strength))] = np.arange(len(ids))
         order = np.lexsort((-strength, members))  # by session, strongest first
-        starts = np.searchsorted(members[order], np.arange(len(names)))
+        starts = np.searchsorted(members[order], np.arange(len(ids)))
         in_session = np.empty(len(candidates))
         in_session[order] = np.arange(len(candidates)) - starts[members[order]]
-        top3 = np.zeros(len(names))
+        top3 = np.zeros(len(ids))
         np.add.at(top3, members[order], np.where(in_session[order] < 3, np.maximum(strength[order], 0.0), 0.0))
         first = np.argsort([-c.score for c in candidates], kind="stable")[:SESSION_TOP]
-        share = np.bincount(members[first], minlength=len(names))
+        share = np.bincount(members[first], minlength=len(ids))
         return [*best[members].T, np.log1p(session_rank[members]), top3[members], np.log1p(share[members]),
                 np.log1p(in_session)]
 

@@ -65,21 +65,22 @@ def test_feature_names_and_values_worked_by_hand():
 
 
 def test_session_features_worked_by_hand():
-    # dense z-scores 1.5, 0.5, -0.5, -1.5 (scores 0.8..0.2, standard deviation 0.2236); sessions s1 s2 s1 s2
-    scores = [0.8, 0.6, 0.4, 0.2]
-    items = [item(f"t{n}", f"turn {n}", session_id=s) for n, s in enumerate(["s1", "s2", "s1", "s2"])]
+    scores = [0.9, 0.6, 0.5, 0.2, 0.1]  # one source, so an item's strength is its dense z-score
+    sessions = ["s1", "s2", "s1", "s2", "s3"]
+    items = [item(f"t{n}", f"turn {n}", session_id=s) for n, s in enumerate(sessions)]
     candidates = [Candidate(it, s, {"dense": s}, {"dense": n}) for n, (it, s) in enumerate(zip(items, scores), 1)]
     extractor = FeatureExtractor(sources=("dense",), session=True)
     x = extractor.transform("turn", candidates, now=T0)
     col = {name: x[:, j] for j, name in enumerate(extractor.names)}
-    z = (np.array(scores) - 0.5) / np.std(scores)
+    z = (np.array(scores) - np.mean(scores)) / np.std(scores)
+    assert z[2] > 0 > z[3]
     np.testing.assert_allclose(col["dense_score_z"], z)
-    np.testing.assert_allclose(col["session_best_dense_z"], [z[0], z[1], z[0], z[1]])
-    np.testing.assert_allclose(col["session_rank_log"], np.log1p([0, 1, 0, 1]))  # s1 holds the best item
-    # the three best positive strengths of each session: s1 has z0 (and a negative one), s2 has z1
-    np.testing.assert_allclose(col["session_top3"], [z[0], z[1], z[0], z[1]])
-    np.testing.assert_allclose(col["session_share_log"], np.log1p([2, 2, 2, 2]))
-    np.testing.assert_allclose(col["in_session_rank_log"], np.log1p([0, 0, 1, 1]))
+    np.testing.assert_allclose(col["session_best_dense_z"], [z[0], z[1], z[0], z[1], z[4]])
+    np.testing.assert_allclose(col["session_rank_log"], np.log1p([0, 1, 0, 1, 2]))  # by each session's best
+    # the sum of each session's three best strengths above 0: s2's second and s3's only one are below
+    np.testing.assert_allclose(col["session_top3"], [z[0] + z[2], z[1], z[0] + z[2], z[1], 0.0])
+    np.testing.assert_allclose(col["session_share_log"], np.log1p([2, 2, 2, 2, 1]))
+    np.testing.assert_allclose(col["in_session_rank_log"], np.log1p([0, 0, 1, 1, 0]))
     assert not FeatureExtractor().session and "session_top3" not in FeatureExtractor().names
 
 
