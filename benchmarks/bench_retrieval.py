@@ -34,7 +34,8 @@ from openclaw_lab.model import MemoryFilter, MemoryItem  # noqa: E402
 from openclaw_lab.retrieval.bm25 import BM25Retriever  # noqa: E402
 from openclaw_lab.retrieval.context import NeighbourContext  # noqa: E402
 from openclaw_lab.retrieval.dense import DenseRetriever  # noqa: E402
-from openclaw_lab.retrieval.rerank import default_rerank  # noqa: E402
+from openclaw_lab.retrieval.learned import LearnedReranker  # noqa: E402
+from openclaw_lab.retrieval.rerank import HybridFirstStage, default_rerank, first_stage_sources  # noqa: E402
 from openclaw_lab.retrieval.fusion import FusedRetriever  # noqa: E402
 from openclaw_lab.retrieval.scoring import MemoryAwareRetriever  # noqa: E402
 from openclaw_lab.retrieval.temporal import TimeAwareRetriever  # noqa: E402
@@ -48,6 +49,14 @@ SPEAKERS = ["Caroline", "Melanie", "Jon", "Gina", "Tim", "Audrey", "Evan", "Sam"
 VERBS = ["talked about", "went to", "bought", "cooked", "painted", "read about", "fixed", "planned", "visited", "lost"]
 PLACES = ["the park", "the office", "the beach", "the museum", "the lake", "a cafe", "the gym", "the market"]
 WHEN = ["yesterday", "this morning", "last week", "on Saturday", "after work", "with the kids", "in May", "again"]
+
+
+def cross_fitted_features() -> LearnedReranker:
+    """The cross-fitted reranker's feature set (three sources, length, session) with unit weights: its cost."""
+    model = LearnedReranker(sources=("dense", "bm25", "context"), length=True, session=True)
+    n = len(model.features.names)
+    model.mean_, model.scale_, model.coef_ = np.zeros(n), np.ones(n), np.ones(n)
+    return model
 
 
 def pseudo_words(n: int, rng: np.random.Generator) -> list[str]:
@@ -173,6 +182,10 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
     _, t_context_index = timed(lambda: context.index(items))
     shipped = default_rerank(RandomEmbedder(), clock, store=store)  # the shipped model: dense, BM25 and context
     _, t_rerank_index = timed(lambda: shipped.index(items))
+    first = HybridFirstStage(first_stage_sources(("dense", "bm25", "context"), RandomEmbedder(), store=store))
+    first.index(items)
+    candidates = {q: first.search_candidates(q, 100) for q in queries}  # the reranker's input, found beforehand
+    learned = cross_fitted_features()
     memory_aware = MemoryAwareRetriever(dense, clock, candidates=100)
     time_aware = TimeAwareRetriever(bm25, clock, mode="boost", candidates=100)
 
@@ -187,6 +200,7 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
         ("hybrid (dense + bm25, RRF, 100 cand.)", lambda q: hybrid.search(q, K)),
         ("hybrid-context (CombSUM, 1000 cand.)", lambda q: context.search(q, K)),
         ("rerank (shipped model, 50 cand.)", lambda q: shipped.search(q, K)),
+        ("learned scoring only (session, 100 cand.)", lambda q: learned.scores(q, candidates[q], NOW)),
         ("memory-aware (dense, 100 cand.)", lambda q: memory_aware.search(q, K)),
         ("time-aware boost (bm25, 'last week')", lambda q: time_aware.search(q + " last week", K)),
     ]
