@@ -24,6 +24,7 @@ from openclaw_lab.consolidation.decay import (
     PowerLawDecay,
     SeedDecay,
     days_since_access,
+    decay_inputs,
     decay_scores,
 )
 from openclaw_lab.consolidation.policies import ConsolidationPolicy, PrunePolicy
@@ -47,6 +48,7 @@ __all__ = [
     "PowerLawDecay",
     "NoDecay",
     "decay_scores",
+    "decay_inputs",
     "days_since_access",
     "ConsolidationPolicy",
     "PrunePolicy",

@@ -19,7 +19,7 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol, runtime_checkable
+from typing import NamedTuple, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -33,6 +33,8 @@ __all__ = [
     "PowerLawDecay",
     "NoDecay",
     "decay_scores",
+    "decay_inputs",
+    "DecayInputs",
     "days_since_access",
 ]
 
@@ -189,10 +191,29 @@ class NoDecay(_ArrayLaw):
         return np.ones_like(days, dtype=np.float64)
 
 
-def decay_scores(items: Iterable[MemoryItem], law: DecayLaw, now: datetime) -> np.ndarray:
+class DecayInputs(NamedTuple):
+    """What a vectorised law reads of each item: importance, access count, days since last access."""
+
+    importance: np.ndarray
+    access_count: np.ndarray
+    days: np.ndarray
+
+
+def decay_inputs(items: Iterable[MemoryItem], now: datetime) -> DecayInputs:
+    """The arrays every vectorised law scores ``items`` from at ``now`` (float64, in input order)."""
+    items = list(items)
+    importance = np.array([int(item.importance) for item in items], dtype=np.float64)
+    access = np.array([item.access_count for item in items], dtype=np.float64)
+    return DecayInputs(importance, access, days_since_access(items, now))
+
+
+def decay_scores(
+    items: Iterable[MemoryItem], law: DecayLaw, now: datetime, inputs: DecayInputs | None = None
+) -> np.ndarray:
     """Scores of ``items`` under ``law`` at ``now`` as a float64 array; higher is better.
 
-    Vectorised for laws with ``score_arrays``; any other ``DecayLaw`` is scored item by item.
+    Vectorised for laws with ``score_arrays``, from ``inputs`` when given (``decay_inputs`` of the same
+    items and time: several laws scoring one store read it once); any other ``DecayLaw`` is scored item by item.
 
     >>> decay_scores([], SeedDecay(), datetime(2023, 5, 8)).shape
     (0,)
@@ -202,6 +223,4 @@ def decay_scores(items: Iterable[MemoryItem], law: DecayLaw, now: datetime) -> n
     items = list(items)
     if not isinstance(law, VectorisedDecayLaw):
         return np.array([law.score(item, now) for item in items], dtype=np.float64)
-    importance = np.array([int(item.importance) for item in items], dtype=np.float64)
-    access = np.array([item.access_count for item in items], dtype=np.float64)
-    return np.asarray(law.score_arrays(importance, access, days_since_access(items, now)), dtype=np.float64)
+    return np.asarray(law.score_arrays(*(inputs or decay_inputs(items, now))), dtype=np.float64)

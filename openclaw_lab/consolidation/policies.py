@@ -20,7 +20,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from openclaw_lab.consolidation.decay import DecayLaw, SeedDecay, decay_scores
+from openclaw_lab.consolidation.decay import DecayInputs, DecayLaw, SeedDecay, decay_scores
 from openclaw_lab.model import Importance, MemoryItem, as_utc
 
 __all__ = ["ConsolidationPolicy", "PrunePolicy"]
@@ -93,10 +93,13 @@ class PrunePolicy:
         if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
             raise ValueError(f"threshold: {value!r} must be a finite number")
 
-    def evaluate(self, items: Iterable[MemoryItem], now: datetime) -> tuple[np.ndarray, list[str]]:
-        """The decay scores of ``items`` at ``now`` (higher is better) and the ids to prune."""
+    def evaluate(
+        self, items: Iterable[MemoryItem], now: datetime, inputs: DecayInputs | None = None
+    ) -> tuple[np.ndarray, list[str]]:
+        """The decay scores of ``items`` at ``now`` (higher is better) and the ids to prune (``inputs``:
+        ``decay_inputs`` of the same items and time, if already at hand)."""
         items = list(items)
-        scores = decay_scores(items, self.law, now)
+        scores = decay_scores(items, self.law, now, inputs)
         return scores, [item.id for item, score in zip(items, scores) if score < self.threshold]
 
     def select_prunable(self, items: Iterable[MemoryItem], now: datetime) -> list[str]:

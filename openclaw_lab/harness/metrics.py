@@ -69,13 +69,17 @@ def qrels_for(questions: Iterable[Question], level: str, session_labels: str = "
 
 def to_level(run: RunDict, items: Mapping[str, MemoryItem], level: str) -> RunDict:
     """Map item ids to their turn ids (or session id), keeping each doc's best score (higher is better)."""
+    if level == "turn":
+        docs_of = {i: item.source_ids for i, item in items.items()}
+    else:
+        docs_of = {i: (item.session_id,) for i, item in items.items()}
     out: RunDict = {}
     for qid, hits in run.items():
         docs: dict[str, float] = {}
         for item_id, score in hits.items():
-            item = items[item_id]
-            for doc in item.source_ids if level == "turn" else (item.session_id,):
-                if doc not in docs or score > docs[doc]:
+            for doc in docs_of[item_id]:
+                best = docs.get(doc)
+                if best is None or score > best:
                     docs[doc] = score
         out[qid] = docs
     return out

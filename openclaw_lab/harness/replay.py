@@ -25,7 +25,7 @@ from openclaw_lab.agent.remember import RememberPolicy
 from openclaw_lab.clock import SimulatedClock
 from openclaw_lab.consolidation import (
     SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, SessionSummaries,
-    SupersessionRule, consolidation_job, semantic_id,
+    SupersessionRule, consolidation_job, decay_inputs, semantic_id,
 )  # fmt: skip
 from openclaw_lab.consolidation.report import ConsolidationReport, ScoreSummary
 from openclaw_lab.datasets.types import Conversation, Question, Session
@@ -277,7 +277,8 @@ class _Decisions:
 
     def evaluate(self, items: Any, now: datetime) -> tuple[np.ndarray, list[str]]:
         items = list(items)
-        self.calls.append([policy.evaluate(items, now) for policy in self.policies])
+        inputs = decay_inputs(items, now)  # what the plans' laws read, read once for all of them
+        self.calls.append([policy.evaluate(items, now, inputs) for policy in self.policies])
         return self.calls[-1][0]
 
     def __repr__(self) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, sorted_hits, to_timestamp
+from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k, to_timestamp
 from openclaw_lab.retrieval.protocol import SearchEach, check_query
 from openclaw_lab.retrieval.tokenize import CJK_MODES, Stopwords, resolve_stopwords, tokenize_many
 from openclaw_lab.stores.codec import numeric_mask
@@ -102,10 +102,11 @@ class BM25Retriever(SearchEach):
         scores = self._bm25.get_scores_from_ids(token_ids)
         rows = np.flatnonzero(self._has_a_term(token_ids) & (scores > 0) & self._numeric_mask(filter))
         if filter is not None and _needs_items(filter):
-            rows = self._first_matching(rows, scores, k, filter)
+            rows = np.asarray(self._first_matching(rows, scores, k, filter), dtype=np.int64)
         else:
             rows = self._best(rows, scores, k)
-        return sorted_hits((Hit(self._items[self._ids[r]], float(scores[r])) for r in rows), k)
+        rows = rows[np.lexsort((self._id_rank[rows], -scores[rows]))]  # sorted_hits's order: score, then id
+        return [Hit(self._items[self._ids[r]], float(scores[r])) for r in rows]
 
     def _best(self, rows: np.ndarray, scores: np.ndarray, k: int) -> np.ndarray:
         """The ``k`` rows of highest score, ties at the cut broken by id (as ``sorted_hits`` does)."""
