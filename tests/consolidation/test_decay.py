@@ -17,6 +17,7 @@ from openclaw_lab.consolidation.decay import (
     PowerLawDecay,
     SeedDecay,
     days_since_access,
+    decay_inputs,
     decay_scores,
 )
 from openclaw_lab.model import MemoryItem
@@ -99,6 +100,10 @@ def test_vectorised_scores_equal_per_item_scores(law, make_item, now):
     scores = decay_scores(items, law, now)
     assert scores.dtype == np.float64 and scores.shape == (50,)
     np.testing.assert_allclose(scores, expected, rtol=1e-12)
+    # inputs read once and shared by several laws give every law exactly its own scores
+    np.testing.assert_array_equal(decay_scores(items, law, now, decay_inputs(items, now)), scores)
+    days = decay_inputs(items, now).days
+    np.testing.assert_allclose(days, [n * 0.37 for n in range(50)], atol=1e-9)
 
 
 def test_decay_scores_accepts_any_law_with_score(make_item, now):
