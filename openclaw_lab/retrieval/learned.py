@@ -114,10 +114,12 @@ class FeatureExtractor:
         """
         if not candidates:
             return np.zeros((0, len(self.names)))
-        columns = [column for source in self.sources for column in self._source_columns(source, candidates)]
+        per_source = [self._source_columns(source, candidates) for source in self.sources]
+        columns = [column for source_columns in per_source for column in source_columns]
         columns += self._item_columns(query, candidates, now)
         if self.session:
-            z = np.column_stack(columns[: len(SOURCE_FEATURES) * len(self.sources): len(SOURCE_FEATURES)])
+            z_at = SOURCE_FEATURES.index("score_z")
+            z = np.column_stack([cols[z_at] for cols in per_source] or [np.zeros((len(candidates), 0))])
             columns += self._session_columns(candidates, z)
         return np.column_stack(columns)
 

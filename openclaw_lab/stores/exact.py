@@ -156,21 +156,22 @@ class ExactStore:
             return []
         self._flush()
         query = normalise(check_vector(vector, self.dim, "vector")[None, :])[0]
-        if filter is None or filter.is_empty:
+        if filter is None or filter.is_empty:  # every row: no mask to build
             scores = self._matrix @ query
             best = top_k_indices(scores, k)
-            return sorted_hits([Hit(self._items[self._ids[r]], float(scores[r])) for r in best], k)
-        mask = self._mask(filter)
-        candidates = np.flatnonzero(mask)
-        if candidates.size == 0:
-            return []
-        if candidates.size * 4 > mask.size:  # scoring every row beats copying most of the matrix
-            scores = (self._matrix @ query)[candidates]
+            rows = best
         else:
-            scores = self._matrix[candidates] @ query
-        best = top_k_indices(scores, k)
-        hits = [Hit(self._items[self._ids[candidates[j]]], float(scores[j])) for j in best]
-        return sorted_hits(hits, k)
+            mask = self._mask(filter)
+            candidates = np.flatnonzero(mask)
+            if candidates.size == 0:
+                return []
+            if candidates.size * 4 > mask.size:  # scoring every row beats copying most of the matrix
+                scores = (self._matrix @ query)[candidates]
+            else:
+                scores = self._matrix[candidates] @ query
+            best = top_k_indices(scores, k)
+            rows = candidates[best]
+        return sorted_hits([Hit(self._items[self._ids[r]], float(scores[j])) for j, r in zip(best, rows)], k)
 
     def _mask(self, filter: MemoryFilter | None) -> np.ndarray:
         """Rows passing ``filter``: numeric conditions vectorised, the rest item by item."""

@@ -242,8 +242,10 @@ class SQLiteStore:
 
         self.db.on_commit(apply)
 
-    def _latest(self, conn: Any) -> int:
-        return conn.execute(f"SELECT COALESCE(MAX(seq), 0) FROM {self.table}_changes").fetchone()[0]
+    def _latest(self, conn: sqlite3.Connection | None = None) -> int:
+        """The change log's last entry, read inside ``conn``'s transaction or on its own."""
+        sql = f"SELECT COALESCE(MAX(seq), 0) FROM {self.table}_changes"
+        return (conn.execute(sql).fetchone() if conn is not None else self.db.query(sql)[0])[0]
 
     # reads: from the file, or from the index after it caught up with the file
     def get(self, ids: Sequence[str]) -> list[MemoryItem]:
@@ -276,7 +278,7 @@ class SQLiteStore:
 
     def _refresh(self) -> None:
         """Bring the index up to the file's state (one indexed query when nothing changed: searches pay no count)."""
-        latest = self.db.query(f"SELECT COALESCE(MAX(seq), 0) FROM {self.table}_changes")[0][0]
+        latest = self._latest()
         if self._seen is None:  # first read: load every row once, oldest first
             rows = self.db.query(f"SELECT * FROM {self.table} WHERE embedding IS NOT NULL ORDER BY created_at, id")
             self._index.upsert([row_item(row) for row in rows])

@@ -82,6 +82,8 @@ def test_session_features_worked_by_hand():
     np.testing.assert_allclose(col["session_share_log"], np.log1p([2, 2, 2, 2, 1]))
     np.testing.assert_allclose(col["in_session_rank_log"], np.log1p([0, 0, 1, 1, 0]))
     assert not FeatureExtractor().session and "session_top3" not in FeatureExtractor().names
+    no_sources = FeatureExtractor(sources=(), session=True)  # strength 0 everywhere; still one row per candidate
+    assert no_sources.transform("turn", candidates, now=T0).shape == (5, len(no_sources.names))
 
 
 def test_recency_without_a_time_is_measured_from_the_newest_candidate():
