@@ -1,11 +1,11 @@
 """Replay and evaluation cost on LoCoMo against pure encoding, warm against cold, a sweep against one run.
 
-    python benchmarks/bench_replay.py [--conversations 10] [--points 20] [--engines local ray]
+    python benchmarks/bench_replay.py [--conversations 10] [--points 20] [--engines local processes ray]
 
 Targets (issue 7): cold replay + evaluation <= 1.1x the pure encode time of the same texts; a warm
 replay (cached embeddings) <= 0.1x cold; a 20-point decay sweep <= 2x one cold run (issue 16), timed on
-each engine asked for: points one after another here, or as tasks on a local Ray with this machine's CPUs
-(its start-up included). Each sweep is then run again on its now warm cache and set against the warm run:
+each engine asked for: points one after another here, in worker processes forked from this one (one per
+CPU), or as tasks on a local Ray with this machine's CPUs (its start-up included). Each sweep is then run again on its now warm cache and set against the warm run:
 that ratio leaves out the encoding, which both cold figures share. The sweep's points differ only in the
 decay factor, so they share one replay until their prune decisions part (``replay_shared``). ranx compiles
 its numba kernels once per process (about 20 s here); it is warmed up before the timings and reported on
@@ -24,7 +24,7 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 from openclaw_lab.embedding import Embedder, EmbeddingCache  # noqa: E402
 from openclaw_lab.harness.config import ExperimentConfig  # noqa: E402
-from openclaw_lab.harness.engine import LocalEngine, RayEngine  # noqa: E402
+from openclaw_lab.harness.engine import LocalEngine, ProcessEngine, RayEngine  # noqa: E402
 from openclaw_lab.harness.experiment import load_benchmark, run_experiment  # noqa: E402
 from openclaw_lab.harness.metrics import evaluate_run  # noqa: E402
 from openclaw_lab.harness.replay import memory_units  # noqa: E402
@@ -43,7 +43,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--points", type=int, default=20)
-    parser.add_argument("--engines", nargs="+", default=["local"], choices=["local", "ray"])
+    parser.add_argument("--engines", nargs="+", default=["local"], choices=["local", "processes", "ray"])
     args = parser.parse_args()
     sweep_config = ExperimentConfig.from_toml(ROOT / "experiments" / "locomo-decay-sweep.toml")
     config = sweep_config.with_value("consolidation.law_params.daily", 0.9)
@@ -68,7 +68,7 @@ def main() -> None:
     for name in args.engines:
         fresh = Embedder(cache=EmbeddingCache(Path(tempfile.mkdtemp()) / "cache.sqlite"))
         fresh._model = model.st_model
-        engine = LocalEngine() if name == "local" else RayEngine()
+        engine = {"local": LocalEngine, "processes": ProcessEngine, "ray": RayEngine}[name]()
         for state in ("cold", "warm"):  # warm: the same sweep again, every text now in the cache
             swept, _ = timed(lambda: run_sweep(sweep, results_dir=None, embedder=fresh, benchmark=benchmark,
                                                progress=False, engine=engine))  # fmt: skip

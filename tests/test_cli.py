@@ -32,7 +32,10 @@ def test_engine_options_are_checked_before_anything_runs(tmp_path, capsys):
     config.write_text('name = "s"\n[dataset]\nname = "synthetic"\n[sweep]\n"consolidation.threshold" = [0.1]\n')
     assert main(["sweep", str(config), "--num-cpus", "2", "--results", str(tmp_path / "results")]) == 2
     assert capsys.readouterr().err.strip() == (
-        "openclaw-lab sweep: engine: address and num_cpus are Ray settings; set engine.name = 'ray'")
+        "openclaw-lab sweep: engine: num_cpus is a setting of the processes and ray engines; the local engine runs "
+        "in this process")
+    assert main(["run", str(config), "--engine", "processes", "--address", "auto"]) == 2
+    assert capsys.readouterr().err.strip() == "openclaw-lab run: engine: address is a Ray setting; set engine.name = 'ray'"
     assert main(["run", str(config), "--engine", "ray", "--num-cpus", "0"]) == 2
     assert capsys.readouterr().err.strip() == "openclaw-lab run: engine.num_cpus: 0 must be >= 1"
     assert not (tmp_path / "results").exists()

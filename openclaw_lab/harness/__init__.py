@@ -10,7 +10,7 @@ from openclaw_lab.harness.compare import compare_dirs, compare_runs
 from openclaw_lab.harness.config import (
     ConsolidationConfig, DatasetConfig, ExperimentConfig, MemoryConfig, MetricsConfig, SystemConfig,
 )  # fmt: skip
-from openclaw_lab.harness.engine import LocalEngine, RayEngine
+from openclaw_lab.harness.engine import LocalEngine, ProcessEngine, RayEngine
 from openclaw_lab.harness.build import Built, build, make_retriever, retrieve, strategy_names
 from openclaw_lab.harness.experiment import ExperimentResult, load_benchmark, run_experiment
 from openclaw_lab.harness.metrics import evaluate_run, qrels_for, to_level
@@ -25,5 +25,5 @@ __all__ = [
     "ConsolidationConfig", "DatasetConfig", "ExperimentConfig", "MemoryConfig", "MetricsConfig", "SystemConfig",
     "Built", "build", "make_retriever", "retrieve", "strategy_names", "ExperimentResult", "load_benchmark", "run_experiment", "evaluate_run", "qrels_for", "to_level",
     "ConversationReplay", "replay_conversation", "metrics_table", "write_report", "read_run", "SweepResult",
-    "pareto_front", "recall_at_footprint", "run_sweep", "LocalEngine", "RayEngine",
+    "pareto_front", "recall_at_footprint", "run_sweep", "LocalEngine", "ProcessEngine", "RayEngine",
 ]  # fmt: skip

@@ -30,7 +30,7 @@ from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import registry
 from openclaw_lab.harness.config import DatasetConfig, EngineConfig, ExperimentConfig, SystemConfig
-from openclaw_lab.harness.engine import Engine, LocalEngine, RayEngine
+from openclaw_lab.harness.engine import Engine, LocalEngine, ProcessEngine, RayEngine
 from openclaw_lab.harness.registry import check_params, construct, did_you_mean
 from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import PROMPTS, QAPlan
@@ -105,6 +105,11 @@ def build_engine(settings: EngineConfig) -> Engine:
     """The engine ``settings`` names; Ray must be installed for ``ray`` (nothing is started here)."""
     if settings.name == "local":
         return LocalEngine()
+    if settings.name == "processes":
+        try:
+            return ProcessEngine(settings.num_cpus)
+        except ValueError as error:
+            raise ConfigError("engine.name", str(error).removeprefix("engine: ")) from None
     try:
         return RayEngine(settings.address, settings.num_cpus)
     except ImportError as missing:

@@ -42,7 +42,7 @@ SESSION_UNITS = ("session", "user-session")
 PEER_PACKAGES = {"mem0": "mem0ai", "mempalace": "mempalace"}  # another memory system's strategy -> its package
 TIERS = ("episodic", "semantic")
 LEVELS = ("turn", "session")
-ENGINES = ("local", "ray")
+ENGINES = ("local", "processes", "ray")
 # Memory figures a gate can check (two-sided: any change beyond the tolerance fails), from metrics.json "memory"
 MEMORY_GATES = (
     "memory.retention.any", "memory.footprint", "memory.provenance.unknown_sources",
@@ -269,18 +269,21 @@ class QAConfig:
 
 @dataclass(frozen=True)
 class EngineConfig:
-    """Where the work runs: ``local`` (this process) or ``ray`` (conversations and sweep points as Ray tasks;
-    ``address``: None starts a local Ray, ``auto`` or ``ray://HOST:PORT`` joins a cluster). Results do not
-    depend on it, so it is left out of the config's fingerprint."""
+    """Where the work runs: ``local`` (this process), ``processes`` (conversations and sweep points in
+    worker processes forked from this one) or ``ray`` (as Ray tasks; ``address``: None starts a local
+    Ray, ``auto`` or ``ray://HOST:PORT`` joins a cluster). Results do not depend on it, so it is left out
+    of the config's fingerprint."""
 
     name: str = "local"
     address: str | None = None
-    num_cpus: int | None = None  # a local Ray's CPUs (default: the machine's)
+    num_cpus: int | None = None  # a local Ray's CPUs, or the worker processes (default: the machine's CPUs)
 
     def __post_init__(self) -> None:
         _one_of(self.name, ENGINES, "engine.name")
-        _require(self.name == "ray" or (self.address is None and self.num_cpus is None), "engine",
-                 "address and num_cpus are Ray settings; set engine.name = 'ray'")  # fmt: skip
+        _require(self.name == "ray" or self.address is None, "engine",
+                 "address is a Ray setting; set engine.name = 'ray'")  # fmt: skip
+        _require(self.name != "local" or self.num_cpus is None, "engine",
+                 "num_cpus is a setting of the processes and ray engines; the local engine runs in this process")  # fmt: skip
         _require(self.num_cpus is None or self.num_cpus >= 1, "engine.num_cpus", f"{self.num_cpus!r} must be >= 1")
 
 

@@ -1,4 +1,5 @@
-"""Where tasks run: here, one after another (``LocalEngine``, the default), or as Ray tasks (``RayEngine``).
+"""Where tasks run: here, one after another (``LocalEngine``, the default), in worker processes forked from
+this one (``ProcessEngine``: every core of one machine), or as Ray tasks (``RayEngine``).
 
 The harness hands an engine independent tasks (the conversations of a replay, the points of a
 sweep) and reads each outcome as it finishes. A task that fails becomes an outcome carrying its
@@ -17,8 +18,11 @@ need once, in the driver, and returns an embedder that reads them from a table s
 from __future__ import annotations
 
 import copy
+import itertools
+import multiprocessing
 import os
 import traceback
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -27,7 +31,9 @@ import numpy as np
 
 from openclaw_lab.embedding import CacheStats, Embedder, text_key
 
-__all__ = ["Engine", "LocalEngine", "RayEngine", "Outcome", "TaskError", "VectorTable", "portable", "values"]
+__all__ = [
+    "Engine", "LocalEngine", "ProcessEngine", "RayEngine", "Outcome", "TaskError", "VectorTable", "portable", "values",
+]  # fmt: skip
 
 # passed on to Ray's workers: models are never downloaded, the cache is the driver's
 WORKER_ENV = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE", "TOKENIZERS_PARALLELISM", "OPENCLAW_LAB_CACHE",
@@ -88,6 +94,60 @@ class LocalEngine:
         return "LocalEngine()"
 
 
+def _check_num_cpus(num_cpus: int | None) -> None:
+    if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1):
+        raise ValueError(f"num_cpus: {num_cpus!r} must be an integer >= 1")
+
+
+# the jobs of running ``ProcessEngine.map`` calls: a forked worker finds its task, inputs and shared values here
+_FORKED: dict[int, tuple[Callable[..., Any], Sequence[tuple], Mapping[str, Any]]] = {}
+_JOB_IDS = itertools.count()
+
+
+class ProcessEngine:
+    """Tasks in ``num_cpus`` worker processes (default: every CPU), forked from this one for each ``map``.
+
+    A fork inherits the tasks' inputs and shared values as they are: nothing is pickled on the way in
+    (closures and loaded models included) and no worker imports or loads anything again; each value comes
+    back pickled. It needs the ``fork`` start method (Linux; macOS allows it); elsewhere use ``ray``.
+    """
+
+    def __init__(self, num_cpus: int | None = None) -> None:
+        _check_num_cpus(num_cpus)
+        if "fork" not in multiprocessing.get_all_start_methods():
+            raise ValueError("engine: the processes engine forks this process, which this platform cannot; use ray")
+        self.num_cpus = num_cpus
+
+    def map(self, task, inputs, *, names, shared=None):  # noqa: ANN001, ANN201 - the Engine protocol's
+        names = list(names)
+        if len(names) != len(inputs):
+            raise ValueError(f"names: {len(names)} names for {len(inputs)} inputs")
+        if not inputs:
+            return
+        job = next(_JOB_IDS)
+        _FORKED[job] = (task, inputs, shared or {})  # in place before the workers fork (at the first submit)
+        workers = min(self.num_cpus or os.cpu_count() or 1, len(inputs))
+        try:
+            with ProcessPoolExecutor(workers, mp_context=multiprocessing.get_context("fork")) as pool:
+                futures = {pool.submit(_forked, job, index): index for index in range(len(inputs))}
+                for future in as_completed(futures):
+                    index = futures[future]
+                    if (error := future.exception()) is None:
+                        yield Outcome(index, names[index], future.result())
+                    else:  # the worker's error, its traceback as the cause; or BrokenProcessPool for a lost worker
+                        yield Outcome(index, names[index], error=error, detail=str(error.__cause__ or ""))
+        finally:
+            del _FORKED[job]
+
+    def __repr__(self) -> str:
+        return f"ProcessEngine(num_cpus={self.num_cpus!r})"
+
+
+def _forked(job: int, index: int) -> Any:
+    task, inputs, shared = _FORKED[job]
+    return task(*inputs[index], **shared)
+
+
 class RayEngine:
     """Tasks on Ray: a local Ray started on first use (``address=None``), or a running cluster (``"auto"``,
     ``"ray://HOST:PORT"``). ``shared`` values are put in the object store once and read by every task."""
@@ -97,8 +157,7 @@ class RayEngine:
             import ray  # noqa: F401
         except ImportError:
             raise ImportError('the ray engine needs ray; run pip install "openclaw-lab[ray]"') from None
-        if num_cpus is not None and (isinstance(num_cpus, bool) or not isinstance(num_cpus, int) or num_cpus < 1):
-            raise ValueError(f"num_cpus: {num_cpus!r} must be an integer >= 1")
+        _check_num_cpus(num_cpus)
         if address is not None and not isinstance(address, str):
             raise ValueError(f"address: {address!r} must be a string such as 'auto' or 'ray://host:10001'")
         self.address, self.num_cpus = address, num_cpus
@@ -175,15 +234,18 @@ class VectorTable:
         pass
 
 
-def portable(embedder: Embedder, texts: Iterable[str], progress: bool = False) -> Embedder:
+def portable(embedder: Embedder, texts: Iterable[str], progress: bool = False, keep_model: bool = False) -> Embedder:
     """A copy of ``embedder`` to ship to tasks: ``texts`` encoded here once (through its cache) and carried
-    in a ``VectorTable``; the model itself is not carried, a task loads it only if it meets a new text."""
+    in a ``VectorTable``, which also keeps tasks off the cache's SQLite connection. The model itself is
+    not carried (a task loads it only if it meets a new text) unless ``keep_model``: a forked worker
+    inherits it already loaded."""
     unique = list(dict.fromkeys(texts))
     table = embedder.cache
     if isinstance(table, VectorTable) and all(text_key(t) in table.rows for t in unique):
         return embedder  # already carries them (a sweep's shared replay, on the sweep's shipped embedder)
     matrix = embedder.encode(unique, progress=progress) if unique else np.zeros((0, 0), dtype=np.float32)
     shipped = copy.copy(embedder)
-    shipped._model = shipped._onnx = None
+    if not keep_model:
+        shipped._model = shipped._onnx = None
     shipped.cache = VectorTable(embedder.model_id, [text_key(t) for t in unique], matrix)  # type: ignore[assignment]
     return shipped

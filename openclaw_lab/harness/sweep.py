@@ -28,7 +28,7 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.build import build, build_embedder, build_engine
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.costs import measured
-from openclaw_lab.harness.engine import Engine, LocalEngine, Outcome, TaskError, portable
+from openclaw_lab.harness.engine import Engine, LocalEngine, Outcome, ProcessEngine, TaskError, portable
 from openclaw_lab.harness.experiment import ExperimentResult, Replayed, replay_plans, run_experiment
 from openclaw_lab.harness.plots import pareto_plot
 from openclaw_lab.harness.replay import unit_texts
@@ -109,7 +109,9 @@ def run_sweep(
         else:
             todo.append((n, values, point))
     ships = todo and not isinstance(engine, LocalEngine)  # the texts go with the tasks only when there are tasks
-    shared = {"embedder": portable(embedder, _texts(benchmark, todo)) if ships else embedder, "benchmark": benchmark}
+    if ships:
+        embedder = portable(embedder, _texts(benchmark, todo), keep_model=isinstance(engine, ProcessEngine))
+    shared = {"embedder": embedder, "benchmark": benchmark}
     names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _ in todo]
     replayed, failed = {}, []
     for group in _replay_groups([point for _, _, point in todo]):  # points that differ only in decay replay once

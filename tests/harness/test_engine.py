@@ -1,10 +1,13 @@
-"""Engines: a sweep and a replay on a real local Ray give every metric the local engine gives; failures are
-named and keep what finished; a re-run skips the points already written."""
+"""Engines: a sweep and a replay in forked worker processes, and on a real local Ray, give every metric the
+local engine gives; failures (an error, a worker killed) are named and keep what finished; a re-run skips
+the points already written."""
 
 from __future__ import annotations
 
 import math
+import os
 import pickle
+import signal
 
 import pytest
 
@@ -12,7 +15,7 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import sweep as sweep_module
 from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.engine import LocalEngine, TaskError, portable, values
+from openclaw_lab.harness.engine import LocalEngine, ProcessEngine, TaskError, portable, values
 from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.sweep import run_sweep
 
@@ -71,6 +74,56 @@ def test_a_failed_ray_task_is_named_and_the_others_kept(ray_engine):
     assert isinstance(failed.value.__cause__, ValueError)
 
 
+def test_a_sweep_in_worker_processes_equals_the_local_sweep_point_by_point(embedder, tmp_path):
+    config = ExperimentConfig.from_dict(SWEEP)
+    local = run_sweep(config, results_dir=tmp_path / "local", embedder=embedder, progress=False, engine=LocalEngine())
+    forked = run_sweep(config, results_dir=tmp_path / "forked", embedder=embedder, progress=False,
+                       engine=ProcessEngine(num_cpus=2))  # fmt: skip
+    assert sorted(forked.points) == [0, 1, 2]
+    for n, result in local.points.items():
+        assert forked.points[n].metrics == result.metrics, n
+        assert forked.points[n].memory == result.memory, n
+        assert forked.points[n].consolidations == result.consolidations, n
+        assert (forked.path / f"point-{n:02d}" / "metrics.json").exists()
+    assert forked.summary.equals(local.summary)
+    assert local.summary["dense.turn.recall@10"].nunique() > 1  # the points differ: a mix-up would show
+
+
+def test_a_run_with_its_conversations_in_worker_processes_equals_the_local_run(embedder):
+    config = ExperimentConfig.from_dict({**SWEEP, "sweep": {}, "metrics": {"answer_budgets": [64]}})
+    local = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+    forked = run_experiment(config.with_values({"engine.name": "processes", "engine.num_cpus": 2}), results_dir=None,
+                            embedder=embedder, progress=False)  # fmt: skip
+    assert forked.metrics == local.metrics
+    assert forked.memory == local.memory
+    assert forked.footprint.equals(local.footprint)
+    assert forked.answer_in_context.equals(local.answer_in_context)
+
+
+def _pid_or_die(n: int) -> int:
+    if n == 2:
+        os.kill(os.getpid(), signal.SIGKILL)  # a worker lost mid-task, as to the OOM killer
+    return os.getpid()
+
+
+def test_worker_processes_name_a_failed_task_and_a_killed_worker_and_keep_what_finished():
+    engine = ProcessEngine(num_cpus=2)
+    outcomes = list(engine.map(math.sqrt, [(4.0,), (-1.0,), (9.0,)], names=["four", "minus one", "nine"]))
+    assert sorted(o.value for o in outcomes if o.error is None) == [2.0, 3.0]
+    with pytest.raises(TaskError, match=r"conversation minus one: ValueError: math domain error") as failed:
+        values(outcomes, "conversation")
+    assert isinstance(failed.value.__cause__, ValueError)
+    assert "in _forked" in failed.value.__notes__[0]  # the traceback from the worker that ran it
+
+    shared = {"offset": 10}  # inherited by the fork, closures included: nothing here could be pickled
+    assert [o.value for o in engine.map(lambda n, offset: n + offset, [(1,), (2,)], names=["a", "b"], shared=shared)] in (
+        [11, 12], [12, 11])  # fmt: skip
+    ran = sorted(ProcessEngine(num_cpus=1).map(_pid_or_die, [(1,), (2,), (3,)], names=["one", "two", "three"]),
+                 key=lambda o: o.index)  # fmt: skip
+    assert ran[0].error is None and ran[0].value != os.getpid()  # finished in a worker, and kept
+    assert ran[1].name == "two" and "terminated abruptly" in str(ran[1].error)
+
+
 def test_a_failed_point_keeps_the_finished_ones_and_a_rerun_runs_only_what_is_missing(embedder, tmp_path, monkeypatch):
     config = ExperimentConfig.from_dict({**SWEEP, "systems": [{"name": "bm25", "strategy": "bm25"}]})
     real = sweep_module.run_experiment
@@ -123,9 +176,13 @@ def test_a_portable_embedder_carries_its_vectors_and_no_model(embedder):
 def test_engine_settings_are_checked_and_leave_the_fingerprint_alone():
     base = ExperimentConfig.from_dict({"name": "e"})
     assert base.with_values({"engine.name": "ray", "engine.num_cpus": 2}).fingerprint() == base.fingerprint()
-    with pytest.raises(ConfigError, match=r"^engine.name: 'rya' is not one of local, ray; did you mean 'ray'"):
+    with pytest.raises(ConfigError, match=r"^engine.name: 'rya' is not one of local, processes, ray; did you mean 'ray'"):
         ExperimentConfig.from_dict({"name": "e", "engine": {"name": "rya"}})
-    with pytest.raises(ConfigError, match=r"^engine: address and num_cpus are Ray settings"):
-        ExperimentConfig.from_dict({"name": "e", "engine": {"address": "auto"}})
+    with pytest.raises(ConfigError, match=r"^engine: address is a Ray setting"):
+        ExperimentConfig.from_dict({"name": "e", "engine": {"name": "processes", "address": "auto"}})
+    with pytest.raises(ConfigError, match=r"^engine: num_cpus is a setting of the processes and ray engines"):
+        ExperimentConfig.from_dict({"name": "e", "engine": {"num_cpus": 2}})
+    assert repr(build(base.with_values({"engine.name": "processes", "engine.num_cpus": 3})).engine) == (
+        "ProcessEngine(num_cpus=3)")  # fmt: skip
     with pytest.raises(ConfigError, match=r"^engine.num_cpus: 0 must be >= 1"):
         ExperimentConfig.from_dict({"name": "e", "engine": {"name": "ray", "num_cpus": 0}})
