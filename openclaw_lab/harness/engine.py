@@ -22,8 +22,8 @@ import itertools
 import multiprocessing
 import os
 import traceback
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from typing import Any, Protocol
 
