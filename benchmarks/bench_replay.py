@@ -5,7 +5,8 @@
 Targets (issue 7): cold replay + evaluation <= 1.1x the pure encode time of the same texts; a warm
 replay (cached embeddings) <= 0.1x cold; a 20-point decay sweep <= 2x one cold run (issue 16), timed on
 each engine asked for: points one after another here, in worker processes forked from this one (one per
-CPU), or as tasks on a local Ray with this machine's CPUs (its start-up included). Each sweep is then run again on its now warm cache and set against the warm run:
+CPU), or as tasks on a local Ray with this machine's CPUs (its start-up included). Each sweep is then run
+again on its now warm cache and set against the warm run:
 that ratio leaves out the encoding, which both cold figures share. The sweep's points differ only in the
 decay factor, so they share one replay until their prune decisions part (``replay_shared``). ranx compiles
 its numba kernels once per process (about 20 s here); it is warmed up before the timings and reported on

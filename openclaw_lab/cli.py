@@ -57,9 +57,11 @@ def _with_engine(config: Any, args: argparse.Namespace) -> Any:
 
 
 def _add_engine_options(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--engine", choices=["local", "processes", "ray"], default=None, help="where to run (default: the config's)")
+    parser.add_argument("--engine", choices=["local", "processes", "ray"], default=None,
+                        help="where to run: this process, forked worker processes, or Ray (default: the config's)")
     parser.add_argument("--address", default=None, help="a Ray cluster: auto, or ray://HOST:PORT (default: a local Ray)")
-    parser.add_argument("--num-cpus", type=int, default=None, help="CPUs of a local Ray, or worker processes (default: the machine's)")
+    parser.add_argument("--num-cpus", type=int, default=None,
+                        help="worker processes, or a local Ray's CPUs (default: the machine's)")
 
 
 def _compare(args: argparse.Namespace) -> int:

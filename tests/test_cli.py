@@ -35,7 +35,8 @@ def test_engine_options_are_checked_before_anything_runs(tmp_path, capsys):
         "openclaw-lab sweep: engine: num_cpus is a setting of the processes and ray engines; the local engine runs "
         "in this process")
     assert main(["run", str(config), "--engine", "processes", "--address", "auto"]) == 2
-    assert capsys.readouterr().err.strip() == "openclaw-lab run: engine: address is a Ray setting; set engine.name = 'ray'"
+    assert capsys.readouterr().err.strip() == (
+        "openclaw-lab run: engine: address is a Ray setting; set engine.name = 'ray'")
     assert main(["run", str(config), "--engine", "ray", "--num-cpus", "0"]) == 2
     assert capsys.readouterr().err.strip() == "openclaw-lab run: engine.num_cpus: 0 must be >= 1"
     assert not (tmp_path / "results").exists()

@@ -282,8 +282,8 @@ class EngineConfig:
         _one_of(self.name, ENGINES, "engine.name")
         _require(self.name == "ray" or self.address is None, "engine",
                  "address is a Ray setting; set engine.name = 'ray'")  # fmt: skip
-        _require(self.name != "local" or self.num_cpus is None, "engine",
-                 "num_cpus is a setting of the processes and ray engines; the local engine runs in this process")  # fmt: skip
+        _require(self.name != "local" or self.num_cpus is None, "engine", "num_cpus is a setting of the processes "
+                 "and ray engines; the local engine runs in this process")  # fmt: skip
         _require(self.num_cpus is None or self.num_cpus >= 1, "engine.num_cpus", f"{self.num_cpus!r} must be >= 1")
 
 

@@ -32,7 +32,8 @@ import numpy as np
 from openclaw_lab.embedding import CacheStats, Embedder, text_key
 
 __all__ = [
-    "Engine", "LocalEngine", "ProcessEngine", "RayEngine", "Outcome", "TaskError", "VectorTable", "portable", "values",
+    "Engine", "LocalEngine", "ProcessEngine", "RayEngine", "Outcome", "TaskError", "VectorTable", "for_tasks",
+    "portable", "values",
 ]  # fmt: skip
 
 # passed on to Ray's workers: models are never downloaded, the cache is the driver's
@@ -249,3 +250,11 @@ def portable(embedder: Embedder, texts: Iterable[str], progress: bool = False, k
         shipped._model = shipped._onnx = None
     shipped.cache = VectorTable(embedder.model_id, [text_key(t) for t in unique], matrix)  # type: ignore[assignment]
     return shipped
+
+
+def for_tasks(embedder: Embedder, texts: Iterable[str], engine: Engine, progress: bool = False) -> Embedder:
+    """The embedder ``engine``'s tasks read: ``embedder`` itself in this process, else a ``portable`` copy
+    carrying ``texts`` (and the loaded model, for workers forked from here)."""
+    if isinstance(engine, LocalEngine):
+        return embedder
+    return portable(embedder, texts, progress, keep_model=isinstance(engine, ProcessEngine))

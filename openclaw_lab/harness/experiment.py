@@ -26,7 +26,7 @@ from openclaw_lab.harness.answers import answer_in_context_table
 from openclaw_lab.harness.build import Built, build, build_dataset
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.costs import cost_table, measured
-from openclaw_lab.harness.engine import Engine, LocalEngine, ProcessEngine, portable, values
+from openclaw_lab.harness.engine import Engine, LocalEngine, for_tasks, values
 from openclaw_lab.harness.environment import environment, git_commit
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
@@ -118,7 +118,7 @@ def replay_plans(
                 embedder.encode(unit_texts(conversation, unit), progress=False)
     else:  # every text encoded here, shipped once to all tasks
         texts = (t for c in benchmark.conversations for t in unit_texts(c, unit))
-        embedder = portable(embedder, texts, progress, keep_model=isinstance(engine, ProcessEngine))
+        embedder = for_tasks(embedder, texts, engine, progress)
     questions = questions_by_conversation(benchmark)
     conversations = benchmark.conversations
     persist = len(plans) == 1 and plans[0].persist

@@ -28,7 +28,7 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.build import build, build_embedder, build_engine
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.costs import measured
-from openclaw_lab.harness.engine import Engine, LocalEngine, Outcome, ProcessEngine, TaskError, portable
+from openclaw_lab.harness.engine import Engine, Outcome, TaskError, for_tasks
 from openclaw_lab.harness.experiment import ExperimentResult, Replayed, replay_plans, run_experiment
 from openclaw_lab.harness.plots import pareto_plot
 from openclaw_lab.harness.replay import unit_texts
@@ -108,9 +108,8 @@ def run_sweep(
             rows[n] = _summary_row(n, values, point, metrics["systems"], metrics["memory"])
         else:
             todo.append((n, values, point))
-    ships = todo and not isinstance(engine, LocalEngine)  # the texts go with the tasks only when there are tasks
-    if ships:
-        embedder = portable(embedder, _texts(benchmark, todo), keep_model=isinstance(engine, ProcessEngine))
+    if todo:  # the texts go with the tasks only when there are tasks
+        embedder = for_tasks(embedder, _texts(benchmark, todo), engine)
     shared = {"embedder": embedder, "benchmark": benchmark}
     names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _ in todo]
     replayed, failed = {}, []
