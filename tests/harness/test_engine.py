@@ -115,8 +115,8 @@ def test_worker_processes_name_a_failed_task_and_a_killed_worker_and_keep_what_f
     assert isinstance(failed.value.__cause__, ValueError)
     assert "in _forked" in failed.value.__notes__[0]  # the traceback from the worker that ran it
 
-    shared = {"offset": 10}  # inherited by the fork, closures included: nothing here could be pickled
-    added = engine.map(lambda n, offset: n + offset, [(1,), (2,)], names=["a", "b"], shared=shared)
+    add = lambda n, offset: n + offset  # noqa: E731 - pickle cannot carry a lambda; the fork inherits it
+    added = engine.map(add, [(1,), (2,)], names=["a", "b"], shared={"offset": 10})
     assert sorted(o.value for o in added) == [11, 12]
     ran = sorted(ProcessEngine(num_cpus=1).map(_pid_or_die, [(1,), (2,), (3,)], names=["one", "two", "three"]),
                  key=lambda o: o.index)  # fmt: skip
