@@ -6,9 +6,9 @@ sweep) and reads each outcome as it finishes. A task that fails becomes an outco
 error and its name, so that a sweep keeps every point that finished. Ray is an optional extra
 (``pip install "openclaw-lab[ray]"``), imported only when a Ray engine is built.
 
-Embeddings are never computed per task: ``portable(embedder, texts)`` encodes every text a run will
-need once, in the driver, and returns an embedder that reads them from a table shipped with it
-(through Ray's object store, stored once however many tasks read it).
+Embeddings are never computed per task: ``for_tasks(embedder, texts, engine)`` encodes every text a run
+will need once, in the driver, and returns an embedder that reads them from a table shipped with it
+(through Ray's object store, stored once however many tasks read it; inherited by forked workers).
 
 >>> outcomes = LocalEngine().map(pow, [(2, 3), (2, -1), ("2", 1)], names=["a", "b", "c"])
 >>> [(o.name, o.value, type(o.error).__name__ if o.error else None) for o in outcomes]
