@@ -1,13 +1,14 @@
 """Per-query latency of each retrieval strategy at 10k and 100k memory items (printed, not asserted).
 
-    .venv/bin/python benchmarks/bench_retrieval.py [--sizes 10000 100000] [--queries 50]
+    .venv/bin/python benchmarks/bench_retrieval.py [--sizes 10000 100000] [--queries 50] [--splade-size 2000]
 
 Texts are synthetic chat-like sentences (templates plus Zipf-distributed topic words). The dense
 timings use random unit vectors (dim 384) for items and queries instead of the model, so they time
 the search, not the encoder; the model's own cost for one query is measured apart (a fixed cost
 added to every dense, hybrid and memory-aware query). Ratios are against exact numpy search
 (``matrix @ q`` + argpartition) and, for BM25, rank_bm25's BM25Okapi against bm25s per query
-(rank_bm25 is timed on a few queries only: it scans every document in Python). BLAS runs on one
+(rank_bm25 is timed on a few queries only: it scans every document in Python). SPLADE is timed apart on
+``--splade-size`` items, since indexing runs its model on every item. BLAS runs on one
 thread (``OPENBLAS_NUM_THREADS=1`` unless set): one query is a matrix-vector product, and on a
 busy 2-core machine waking BLAS threads costs more (spikes of ~10 ms) than it saves.
 """
@@ -51,9 +52,9 @@ PLACES = ["the park", "the office", "the beach", "the museum", "the lake", "a ca
 WHEN = ["yesterday", "this morning", "last week", "on Saturday", "after work", "with the kids", "in May", "again"]
 
 
-def cross_fitted_features() -> LearnedReranker:
-    """The cross-fitted reranker's feature set (three sources, length, session) with unit weights: its cost."""
-    model = LearnedReranker(sources=("dense", "bm25", "context"), length=True, session=True)
+def cross_fitted_features(sources: tuple[str, ...]) -> LearnedReranker:
+    """The cross-fitted reranker's feature set (``sources``, length, session) with unit weights: its cost."""
+    model = LearnedReranker(sources=sources, length=True, session=True)
     n = len(model.features.names)
     model.mean_, model.scale_, model.coef_ = np.zeros(n), np.ones(n), np.ones(n)
     return model
@@ -138,6 +139,22 @@ def timed(build: Callable[[], object]) -> tuple[object, float]:
     return value, time.perf_counter() - start
 
 
+def splade_latency(n: int, queries: list[str]) -> None:
+    """SPLADE on ``n`` synthetic items: indexing (model encoding, no cache) and one query, encoding included."""
+    try:
+        from openclaw_lab.retrieval.splade import SpladeRetriever
+        from openclaw_lab.splade import SpladeEncoder
+    except ImportError as error:
+        print(f"(SPLADE not measured: {error})")
+        return
+    items = make_items(synthetic_texts(n)[0])
+    splade = SpladeRetriever(SpladeEncoder(cache=False))
+    _, t_index = timed(lambda: splade.index(items))
+    search = per_query(lambda q: splade.search(q, K), queries)
+    print(f"\nsplade (SPLADE-tiny, CPU) on {n} items: index {t_index:.1f}s ({n / t_index:.0f} items/s); "
+          f"search {search * 1e3:.1f} ms per query, its encoding included")
+
+
 def model_query_latency(queries: list[str]) -> float | None:
     """Seconds to encode one query with the packaged model (no cache), or None without the model."""
     try:
@@ -185,7 +202,8 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
     first = HybridFirstStage(first_stage_sources(("dense", "bm25", "context"), RandomEmbedder(), store=store))
     first.index(items)
     candidates = {q: first.search_candidates(q, 100) for q in queries}  # the reranker's input, found beforehand
-    learned = cross_fitted_features()
+    learned = cross_fitted_features(("dense", "bm25", "context"))
+    with_splade = cross_fitted_features(("dense", "bm25", "context", "splade"))  # a fourth source's features
     memory_aware = MemoryAwareRetriever(dense, clock, candidates=100)
     time_aware = TimeAwareRetriever(bm25, clock, mode="boost", candidates=100)
 
@@ -201,6 +219,7 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
         ("hybrid-context (CombSUM, 1000 cand.)", lambda q: context.search(q, K)),
         ("rerank (shipped model, 50 cand.)", lambda q: shipped.search(q, K)),
         ("learned scoring only (session, 100 cand.)", lambda q: learned.scores(q, candidates[q], NOW)),
+        ("  (same, with splade's features)", lambda q: with_splade.scores(q, candidates[q], NOW)),
         ("memory-aware (dense, 100 cand.)", lambda q: memory_aware.search(q, K)),
         ("time-aware boost (bm25, 'last week')", lambda q: time_aware.search(q + " last week", K)),
     ]
@@ -225,6 +244,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 100_000])
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--rank-bm25-queries", type=int, default=5)
+    parser.add_argument("--splade-size", type=int, default=2000, help="items for SPLADE, whose indexing runs the model")
     args = parser.parse_args()
     model = model_query_latency(make_queries(synthetic_texts(100)[1], 21))
     tables = {n: bench(n, args.queries, args.rank_bm25_queries) for n in args.sizes}
@@ -237,6 +257,7 @@ def main() -> None:
         print(f"{name:42s}{cells}")
     if model is not None:
         print(f"\nall-MiniLM-L6-v2, one query encoded (uncached, CPU): {model * 1e3:.1f} ms (add to every dense query)")
+    splade_latency(args.splade_size, make_queries(synthetic_texts(100)[1], args.queries))
 
 
 if __name__ == "__main__":

@@ -1,7 +1,7 @@
 """Retrieval strategies of one shape: ``index(items)`` and ``search(query, k, filter) -> list[Hit]``.
 
-First stages: ``DenseRetriever`` (through any vector store), ``BM25Retriever`` (bm25s), their
-fusion (``FusedRetriever``, ``fuse``, ``hybrid``); wrappers: ``MemoryAwareRetriever`` (Generative
+First stages: ``DenseRetriever`` (through any vector store), ``BM25Retriever`` (bm25s), ``SpladeRetriever``
+(learned sparse), their fusion (``FusedRetriever``, ``fuse``, ``hybrid``); wrappers: ``MemoryAwareRetriever`` (Generative
 Agents scoring), ``TimeAwareRetriever`` (time expressions in the question); two-stage reranking
 in ``rerank``/``learned``. Attributes resolve lazily, so importing the package loads no backend.
 Strategy names (``dense``, ``hybrid``, …) are resolved by the harness (``harness.build``), not here.
@@ -23,6 +23,7 @@ _LAZY = {
     "DenseRetriever": "dense",
     "BM25Retriever": "bm25",
     "BM25_METHODS": "bm25",
+    "SpladeRetriever": "splade",
     "tokenize_many": "tokenize",
     "fuse": "fusion",
     "normalise": "fusion",

@@ -103,11 +103,13 @@ def hybrid_context(
     candidates: int = 1000,
     weights: Sequence[float] | None = None,
     bm25: Mapping[str, Any] | None = None,
+    lexical: str = "bm25",
 ) -> NeighbourContext:
-    """The ``hybrid-context`` strategy: dense + BM25 fused by CombSUM of min-max scores, every candidate of a
-    conversation kept, then each memory rescored with its session neighbours (``NeighbourContext``)."""
+    """The ``hybrid-context`` strategy: dense + BM25 (or SPLADE: ``lexical``, see ``hybrid``) fused by CombSUM of
+    min-max scores, every candidate of a conversation kept, then each memory rescored with its session
+    neighbours (``NeighbourContext``)."""
     from openclaw_lab.retrieval.fusion import hybrid
 
     base = hybrid(embedder, store=store, bm25=bm25, method="wsum", weights=weights, candidates=candidates,
-                  norm="min-max")
+                  norm="min-max", lexical=lexical)
     return NeighbourContext(base, weight=weight, window=window, candidates=candidates)

@@ -191,16 +191,27 @@ def hybrid(
     candidates: int = 100,
     k: float = 60,
     norm: str | None = "min-max",
+    lexical: str = "bm25",
 ) -> FusedRetriever:
     """Dense + BM25 fused with RRF by default (the ``hybrid`` strategy); ``bm25`` holds BM25Retriever arguments.
 
-    ``k`` is RRF's constant, ``norm`` the normalisation of ``wsum`` (see ``fuse``).
+    ``k`` is RRF's constant, ``norm`` the normalisation of ``wsum`` (see ``fuse``). ``lexical``: the second
+    retriever, ``bm25`` or ``splade`` (learned sparse, ``SpladeRetriever``).
 
     >>> hybrid(method="wsum", norm="z-score").method
     'wsum'
     """
     from openclaw_lab.retrieval.bm25 import BM25Retriever
     from openclaw_lab.retrieval.dense import DenseRetriever
+    from openclaw_lab.retrieval.splade import SpladeRetriever
 
-    retrievers = [DenseRetriever(embedder, store=store), BM25Retriever(**dict(bm25 or {}))]
+    if lexical not in LEXICAL:
+        raise ValueError(f"lexical: {lexical!r} is not one of {', '.join(LEXICAL)}")
+    if lexical == "splade" and bm25:
+        raise ValueError("bm25: BM25 settings were given, but lexical is 'splade'")
+    second = BM25Retriever(**dict(bm25 or {})) if lexical == "bm25" else SpladeRetriever()
+    retrievers = [DenseRetriever(embedder, store=store), second]
     return FusedRetriever(retrievers, method=method, weights=weights, candidates=candidates, k=k, norm=norm)
+
+
+LEXICAL = ("bm25", "splade")

@@ -297,14 +297,14 @@ def default_rerank(
     return TwoStageRetriever(HybridFirstStage(sources, "rrf", k=k), reranker, candidates=candidates)
 
 
-FIRST_STAGE_SOURCES = ("dense", "bm25", "context")
+FIRST_STAGE_SOURCES = ("dense", "bm25", "context", "splade")
 
 
 def first_stage_sources(
     names: Sequence[str], embedder: Any = None, *, store: Any = None, bm25: Mapping[str, Any] | None = None
 ) -> dict[str, Retriever]:
-    """Fresh retrievers for a learned reranker's sources, by name: ``dense``, ``bm25`` and ``context`` (the
-    ``hybrid-context`` strategy). Each one's score and rank become features.
+    """Fresh retrievers for a learned reranker's sources, by name: ``dense``, ``bm25``, ``context`` (the
+    ``hybrid-context`` strategy) and ``splade``. Each one's score and rank become features.
 
     >>> list(first_stage_sources(["bm25"]))
     ['bm25']
@@ -312,6 +312,7 @@ def first_stage_sources(
     from openclaw_lab.retrieval.bm25 import BM25Retriever
     from openclaw_lab.retrieval.context import hybrid_context
     from openclaw_lab.retrieval.dense import DenseRetriever
+    from openclaw_lab.retrieval.splade import SpladeRetriever
 
     if isinstance(names, str) or not names or set(names) - set(FIRST_STAGE_SOURCES):
         raise ValueError(f"sources: {names!r} must name first stages among {', '.join(FIRST_STAGE_SOURCES)}")
@@ -319,5 +320,6 @@ def first_stage_sources(
         "dense": lambda: DenseRetriever(embedder, store=store),
         "bm25": lambda: BM25Retriever(**dict(bm25 or {})),
         "context": lambda: hybrid_context(embedder, bm25=bm25),
+        "splade": SpladeRetriever,
     }
     return {name: make[name]() for name in names}

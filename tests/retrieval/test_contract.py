@@ -21,6 +21,7 @@ from openclaw_lab.retrieval.fusion import FusedRetriever
 from openclaw_lab.retrieval.learned import LearnedReranker
 from openclaw_lab.retrieval.rerank import HybridFirstStage, MMRReranker, TwoStageRetriever
 from openclaw_lab.retrieval.scoring import MemoryAwareRetriever
+from openclaw_lab.retrieval.splade import SpladeRetriever
 from openclaw_lab.harness.build import make_retriever
 from openclaw_lab.retrieval.temporal import TimeAwareRetriever
 from openclaw_lab.stores.exact import ExactStore
@@ -60,6 +61,9 @@ CASES: list[Case] = [
     Case("rerank-strategy", lambda embedder, clock: make_retriever("rerank", embedder=embedder, clock=clock)),
     Case("neighbour-context", lambda embedder, clock: NeighbourContext(BM25Retriever(), weight=0.5)),
     Case("hybrid-context-strategy", lambda e, c: make_retriever("hybrid-context", embedder=e, clock=c)),
+    Case("splade", lambda embedder, clock: SpladeRetriever(), restricts_exactly=True),
+    Case("hybrid-splade", lambda e, c: make_retriever("hybrid", embedder=e, clock=c, lexical="splade")),
+    Case("splade-strategy", lambda e, c: make_retriever("splade", embedder=e, clock=c), restricts_exactly=True),
 ]
 
 
