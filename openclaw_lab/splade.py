@@ -117,14 +117,17 @@ class SpladeEncoder:
             new = {key: fresh[row] for row, key in enumerate(missing)}
             cache.put_many(self.model_id, {key: _pack(vector) for key, vector in new.items()})
             found.update(new)
-        rows = [found[key] for key in keys]
-        return sparse.vstack(rows, format="csr") if rows else sparse.csr_matrix((0, self.vocab_size), dtype=np.float32)
+        if not keys:
+            return sparse.csr_matrix((0, self.vocab_size), dtype=np.float32)
+        return sparse.vstack([found[key] for key in keys], format="csr")
 
     def encode_uncached(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """Encode with the model (no cache), windows of similar length batched so little goes to padding."""
         import torch
 
         tokenizer, model = self.parts
+        if not texts:
+            return sparse.csr_matrix((0, self.vocab_size), dtype=np.float32)
         windows = tokenizer(list(texts), truncation=True, max_length=self.max_length, return_overflowing_tokens=True)
         ids, owner = windows["input_ids"], windows["overflow_to_sample_mapping"]
         pooled: list[sparse.csr_matrix | None] = [None] * len(texts)

@@ -74,6 +74,11 @@ def test_a_word_of_several_pieces_has_no_single_weight():
         SpladeEncoder(cache=False).word_id("giraffe")
 
 
+def test_no_texts_give_no_rows(cache_dir):
+    for encoder in (SpladeEncoder(), SpladeEncoder(cache=False)):
+        assert encoder.encode([]).shape == (0, encoder.vocab_size)
+
+
 def test_a_text_that_is_not_a_string_is_refused_by_position():
     with pytest.raises(ValueError, match=r"texts\[1\]"):
         SpladeEncoder(cache=False).encode(["fine", None])
