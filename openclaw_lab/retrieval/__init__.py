@@ -1,9 +1,10 @@
 """Retrieval strategies of one shape: ``index(items)`` and ``search(query, k, filter) -> list[Hit]``.
 
 First stages: ``DenseRetriever`` (through any vector store), ``BM25Retriever`` (bm25s), ``SpladeRetriever``
-(learned sparse), their fusion (``FusedRetriever``, ``fuse``, ``hybrid``); wrappers: ``MemoryAwareRetriever`` (Generative
-Agents scoring), ``TimeAwareRetriever`` (time expressions in the question); two-stage reranking
-in ``rerank``/``learned``. Attributes resolve lazily, so importing the package loads no backend.
+(learned sparse), their fusion (``FusedRetriever``, ``fuse``, ``hybrid``); wrappers:
+``MemoryAwareRetriever`` (Generative Agents scoring), ``TimeAwareRetriever`` (time expressions in the
+question); two-stage reranking in ``rerank``/``learned``. Attributes resolve lazily, so importing the
+package loads no backend.
 Strategy names (``dense``, ``hybrid``, …) are resolved by the harness (``harness.build``), not here.
 
 >>> from openclaw_lab.retrieval import fuse

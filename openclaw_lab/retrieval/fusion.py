@@ -34,6 +34,7 @@ __all__ = ["fuse", "FusedRetriever", "hybrid", "FUSION_METHODS", "NORMS"]
 FUSION_METHODS = ("rrf", "wsum", "seed-blend")
 NORMS = ("min-max", "z-score", None)
 SEED_BLEND_WEIGHTS = (0.7, 0.3)
+LEXICAL = ("bm25", "splade")  # hybrid's second retriever
 
 
 def fuse(
@@ -213,5 +214,3 @@ def hybrid(
     retrievers = [DenseRetriever(embedder, store=store), second]
     return FusedRetriever(retrievers, method=method, weights=weights, candidates=candidates, k=k, norm=norm)
 
-
-LEXICAL = ("bm25", "splade")
