@@ -15,7 +15,7 @@ import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,23 @@ def _load_model(path: str, device: str) -> Any:
 
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def read_through(
+    cache: EmbeddingCache, model: str, texts: Sequence[str], encode: Callable[[list[str]], Sequence[np.ndarray]]
+) -> list[np.ndarray]:
+    """Each text's vector under ``model``: from ``cache``, else from one ``encode`` call over the distinct missing
+    texts, whose vectors are then stored."""
+    keys = [text_key(text) for text in texts]
+    found = cache.get_many(model, list(dict.fromkeys(keys)))
+    missing = {key: text for key, text in zip(keys, texts) if key not in found}
+    cache.stats.hits += sum(1 for key in keys if key not in missing)
+    cache.stats.misses += sum(1 for key in keys if key in missing)
+    if missing:
+        new = dict(zip(missing, encode(list(missing.values()))))
+        cache.put_many(model, new)
+        found.update(new)
+    return [found[key] for key in keys]
 
 
 class Embedder:
@@ -219,19 +236,9 @@ class Embedder:
             check_text(text, f"texts[{i}]")
         if self.cache is None:
             return self.encode_uncached(texts, progress)
-        keys = [text_key(text) for text in texts]
-        found = self.cache.get_many(self.model_id, list(dict.fromkeys(keys)))
-        missing = {key: text for key, text in zip(keys, texts) if key not in found}
-        self.cache.stats.hits += len(texts) - sum(1 for key in keys if key in missing)
-        self.cache.stats.misses += sum(1 for key in keys if key in missing)
-        if missing:
-            fresh = self.encode_uncached(list(missing.values()), progress)
-            new = dict(zip(missing.keys(), fresh))
-            self.cache.put_many(self.model_id, new)
-            found.update(new)
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
-        return np.vstack([found[key] for key in keys])
+        return np.vstack(read_through(self.cache, self.model_id, texts, lambda new: self.encode_uncached(new, progress)))
 
     def encode_one(self, text: str) -> np.ndarray:
         return self.encode([text])[0]

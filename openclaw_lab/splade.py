@@ -28,7 +28,7 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from openclaw_lab.embedding import EmbeddingCache, default_cache_path, text_key
+from openclaw_lab.embedding import EmbeddingCache, default_cache_path, read_through
 from openclaw_lab.model import check_text
 
 __all__ = ["SpladeEncoder", "default_splade_path"]
@@ -107,19 +107,11 @@ class SpladeEncoder:
             check_text(text, f"texts[{i}]")
         if not self.use_cache:
             return self.encode_uncached(texts)
-        cache = self._open_cache()
-        keys = [text_key(text) for text in texts]
-        stored = cache.get_many(self.model_id, list(dict.fromkeys(keys)))
-        found = {key: _unpack(blob, self.vocab_size) for key, blob in stored.items()}
-        missing = {key: text for key, text in zip(keys, texts) if key not in found}
-        if missing:
-            fresh = self.encode_uncached(list(missing.values()))
-            new = {key: fresh[row] for row, key in enumerate(missing)}
-            cache.put_many(self.model_id, {key: _pack(vector) for key, vector in new.items()})
-            found.update(new)
-        if not keys:
+        if not texts:
             return sparse.csr_matrix((0, self.vocab_size), dtype=np.float32)
-        return sparse.vstack([found[key] for key in keys], format="csr")
+        packed = read_through(self._open_cache(), self.model_id, texts,
+                              lambda new: [_pack(row) for row in self.encode_uncached(new)])
+        return sparse.vstack([_unpack(blob, self.vocab_size) for blob in packed], format="csr")
 
     def encode_uncached(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """Encode with the model (no cache), windows of similar length batched so little goes to padding."""
