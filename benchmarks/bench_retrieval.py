@@ -143,7 +143,9 @@ def splade_latency(n: int, queries: list[str]) -> None:
     """SPLADE on ``n`` synthetic items: indexing (model encoding, no cache) and one query, encoding included."""
     try:
         from openclaw_lab.retrieval.splade import SpladeRetriever
-        from openclaw_lab.splade import SpladeEncoder
+        from openclaw_lab.splade import SpladeEncoder, default_splade_path
+
+        default_splade_path()
     except ImportError as error:
         print(f"(SPLADE not measured: {error})")
         return

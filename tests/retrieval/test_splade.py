@@ -49,7 +49,9 @@ def test_vectors_are_cached_on_disk_and_read_back(cache_dir):
     first = SpladeEncoder().encode(texts).toarray()
     with sqlite3.connect(cache_dir / "embeddings.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", [MODEL_ID]).fetchone()[0] == 2
-    again = SpladeEncoder().encode(texts).toarray()  # a new encoder: read from the file
+    reader = SpladeEncoder()  # a new encoder, which must read the file and never run the model
+    reader.encode_uncached = lambda new: pytest.fail(f"encoded again: {new}")
+    again = reader.encode(texts).toarray()
     np.testing.assert_array_equal(again, first)
     np.testing.assert_allclose(first, fresh, atol=1e-5)
 
