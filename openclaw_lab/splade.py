@@ -111,7 +111,8 @@ class SpladeEncoder:
             return sparse.csr_matrix((0, self.vocab_size), dtype=np.float32)
         packed = read_through(self._open_cache(), self.model_id, texts,
                               lambda new: [_pack(row) for row in self.encode_uncached(new)])
-        return sparse.vstack([_unpack(blob, self.vocab_size) for blob in packed], format="csr")
+        vocab_size = self.vocab_size
+        return sparse.vstack([_unpack(blob, vocab_size) for blob in packed], format="csr")
 
     def encode_uncached(self, texts: Sequence[str]) -> sparse.csr_matrix:
         """Encode with the model (no cache), windows of similar length batched so little goes to padding."""
