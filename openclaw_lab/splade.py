@@ -66,9 +66,10 @@ class SpladeEncoder:
 
     def __init__(
         self, model: str | Path | None = None, *, cache: bool | None = None, batch_size: int = 32,
-        max_length: int = 256,
+        max_length: int = 256, progress_threshold: int = 512,
     ) -> None:
-        for name, value, low in (("batch_size", batch_size, 1), ("max_length", max_length, 8)):
+        for name, value, low in (("batch_size", batch_size, 1), ("max_length", max_length, 8),
+                                 ("progress_threshold", progress_threshold, 0)):
             if isinstance(value, bool) or not isinstance(value, int) or value < low:
                 raise ValueError(f"{name}: {value!r} must be an integer >= {low}")
         if cache not in (None, False):
@@ -76,6 +77,7 @@ class SpladeEncoder:
         self.model = str(model) if model is not None else None
         self.model_id = MODEL_ID if model is None else f"splade:{Path(str(model)).name}"
         self.use_cache, self.batch_size, self.max_length = cache is None, batch_size, max_length
+        self.progress_threshold = progress_threshold
         self._cache: tuple[int, EmbeddingCache] | None = None  # (pid that opened it, cache)
 
     def __repr__(self) -> str:
@@ -100,23 +102,28 @@ class SpladeEncoder:
             raise ValueError(f"word: {word!r} is not one vocabulary entry (it reads as {pieces}); weigh its pieces")
         return int(tokenizer.convert_tokens_to_ids(pieces[0]))
 
-    def encode(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        """SPLADE vectors of ``texts``, each distinct text encoded once per machine."""
+    def encode(self, texts: Sequence[str], progress: bool | None = None) -> sparse.csr_matrix:
+        """SPLADE vectors of ``texts``, each distinct text encoded once per machine (``progress``: see
+        ``encode_uncached``)."""
         texts = list(texts)
         for i, text in enumerate(texts):
             check_text(text, f"texts[{i}]")
         if not self.use_cache:
-            return self.encode_uncached(texts)
+            return self.encode_uncached(texts, progress)
         if not texts:
             return sparse.csr_matrix((0, self.vocab_size), dtype=np.float32)
         packed = read_through(self._open_cache(), self.model_id, texts,
-                              lambda new: [_pack(row) for row in self.encode_uncached(new)])
+                              lambda new: [_pack(row) for row in self.encode_uncached(new, progress)])
         vocab_size = self.vocab_size
         return sparse.vstack([_unpack(blob, vocab_size) for blob in packed], format="csr")
 
-    def encode_uncached(self, texts: Sequence[str]) -> sparse.csr_matrix:
-        """Encode with the model (no cache), windows of similar length batched so little goes to padding."""
+    def encode_uncached(self, texts: Sequence[str], progress: bool | None = None) -> sparse.csr_matrix:
+        """Encode with the model (no cache), windows of similar length batched so little goes to padding.
+
+        ``progress``: show a bar (default: for ``progress_threshold`` texts or more, and only on a terminal).
+        """
         import torch
+        from tqdm.auto import tqdm
 
         tokenizer, model = self.parts
         if not texts:
@@ -125,7 +132,12 @@ class SpladeEncoder:
         ids, owner = windows["input_ids"], windows["overflow_to_sample_mapping"]
         pooled: list[sparse.csr_matrix | None] = [None] * len(texts)
         with torch.inference_mode():
-            for batch in np.array_split(np.argsort([len(w) for w in ids]), max(1, -(-len(ids) // self.batch_size))):
+            batches = np.array_split(np.argsort([len(w) for w in ids]), max(1, -(-len(ids) // self.batch_size)))
+            if progress is None:  # tqdm's disable=None: shown only on a terminal
+                hide = True if len(texts) < self.progress_threshold else None
+            else:
+                hide = not progress
+            for batch in tqdm(batches, desc="splade", unit="batch", leave=False, disable=hide):
                 padded = tokenizer.pad({"input_ids": [ids[i] for i in batch]}, return_tensors="pt")
                 logits = model(**padded).logits.masked_fill_(padded["attention_mask"].unsqueeze(-1) == 0, 0.0)
                 weights = torch.log1p(torch.relu(logits.amax(dim=1)))  # both monotone: pool first, on one row

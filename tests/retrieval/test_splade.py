@@ -50,10 +50,16 @@ def test_vectors_are_cached_on_disk_and_read_back(cache_dir):
     with sqlite3.connect(cache_dir / "embeddings.sqlite") as db:
         assert db.execute("SELECT COUNT(*) FROM embeddings WHERE model = ?", [MODEL_ID]).fetchone()[0] == 2
     reader = SpladeEncoder()  # a new encoder, which must read the file and never run the model
-    reader.encode_uncached = lambda new: pytest.fail(f"encoded again: {new}")
+    reader.encode_uncached = lambda new, progress=None: pytest.fail(f"encoded again: {new}")
     again = reader.encode(texts).toarray()
     np.testing.assert_array_equal(again, first)
     np.testing.assert_allclose(first, fresh, atol=1e-5)
+
+
+@pytest.mark.parametrize(("progress", "threshold", "shown"), [(True, 512, True), (False, 0, False), (None, 512, False)])
+def test_encoding_shows_a_bar_only_when_asked_or_long(capsys, progress, threshold, shown):
+    SpladeEncoder(cache=False, progress_threshold=threshold).encode(["one text", "two texts"], progress=progress)
+    assert ("splade" in capsys.readouterr().err) is shown
 
 
 def test_a_copied_encoder_opens_its_own_cache(cache_dir):
@@ -65,7 +71,8 @@ def test_a_copied_encoder_opens_its_own_cache(cache_dir):
 
 
 @pytest.mark.parametrize(("kwargs", "field"), [({"batch_size": 0}, "batch_size"), ({"max_length": 2}, "max_length"),
-                                               ({"cache": "here"}, "cache"), ({"batch_size": True}, "batch_size")])
+                                               ({"cache": "here"}, "cache"), ({"batch_size": True}, "batch_size"),
+                                               ({"progress_threshold": -1}, "progress_threshold")])
 def test_bad_settings_are_named(kwargs, field):
     with pytest.raises(ValueError, match=f"^{field}"):
         SpladeEncoder(**kwargs)
