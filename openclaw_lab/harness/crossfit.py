@@ -7,22 +7,31 @@ no question is ever scored by a model that saw its conversation. Fitted on the m
 model also reads relative length and the session features (``length``, ``session``; see
 ``FeatureExtractor``), which a model shipped to other memory units must not. Registered as the
 strategy ``learned-crossfit``.
+
+``CrossFittedEncoder`` (the strategy ``finetuned-crossfit``) fine-tunes the dense encoder the same way:
+one copy per fold, fitted on the training conversations' questions, their evidence and hard negatives
+from the first stage, ranking only the other conversations' memories. The reranker can fuse its ranking
+with that encoder's (``finetuned``: the encoder's RRF weight), fold by fold.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+import random
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.replay import ConversationReplay
 from openclaw_lab.model import check_k
+from openclaw_lab.retrieval.dense import DenseRetriever
+from openclaw_lab.retrieval.finetune import FineTuner, Triplet
+from openclaw_lab.retrieval.fusion import fuse
 from openclaw_lab.retrieval.learned import SOURCES, Candidate, LearnedReranker, TrainingQuery, conversation_folds
 from openclaw_lab.retrieval.protocol import RunDict
 from openclaw_lab.retrieval.rerank import HybridFirstStage, first_stage_sources
 
-__all__ = ["training_queries", "CrossFittedReranker"]
+__all__ = ["training_queries", "fine_tuning_triplets", "CrossFittedReranker", "CrossFittedEncoder"]
 
 def training_queries(
     replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], embedder: Embedder, depth: int,
@@ -41,12 +50,33 @@ def training_queries(
     return out
 
 
+def fine_tuning_triplets(
+    replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], queries: Mapping[str, TrainingQuery],
+    negatives_from: int, seed: int = 0,
+) -> dict[str, list[Triplet]]:
+    """Per conversation: a triplet for each memory holding a question's evidence, its negative drawn from the
+    question's best ``negatives_from`` first-stage candidates that hold none (questions without one are left out)."""
+    out: dict[str, list[Triplet]] = {}
+    for replay in replays:
+        triplets = out.setdefault(replay.conversation_id, [])
+        for q in questions.get(replay.conversation_id, []):
+            evidence = set(q.evidence_turn_ids)
+            positives = list(dict.fromkeys(item.content for item in replay.items if evidence & set(item.source_ids)))
+            negatives = [c.item.content for c in queries[q.id].candidates[:negatives_from]
+                         if not evidence & set(c.item.source_ids) and c.item.content not in positives]
+            if negatives:
+                rng = random.Random(f"{seed}:{q.id}")  # one draw per question, whichever fold it trains
+                triplets.extend(Triplet(q.text, positive, rng.choice(negatives)) for positive in positives)
+    return out
+
+
 class CrossFittedReranker:
     """The learned reranker, fitted ``folds`` times, each fold's model scoring only conversations it never saw."""
 
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0,
-        sources: Sequence[str] = SOURCES, length: bool = True, session: bool = True,
+        sources: Sequence[str] = SOURCES, length: bool = True, session: bool = True, finetuned: float = 0.0,
+        finetune: Mapping[str, Any] | None = None,
     ) -> None:
         self.embedder = embedder
         self.folds, self.candidates = check_k(folds, "folds"), check_k(candidates, "candidates")
@@ -61,10 +91,21 @@ class CrossFittedReranker:
             if not isinstance(flag, bool):
                 raise ValueError(f"{name}: {flag!r} must be true or false")
         self.length, self.session = length, session
+        if isinstance(finetuned, bool) or not isinstance(finetuned, (int, float)) or finetuned < 0:
+            raise ValueError(f"finetuned: {finetuned!r} must be a number >= 0 (the fine-tuned encoder's RRF weight)")
+        self.finetuned = float(finetuned)
+        if not isinstance(finetune, (Mapping, type(None))):
+            raise ValueError(f"finetune: {finetune!r} must be a table of the fine-tuning settings")
+        if finetune and not finetuned:
+            raise ValueError("finetune: set only with finetuned > 0 (the fine-tuned encoder's RRF weight)")
+        try:  # the encoder whose ranking is fused in when ``finetuned`` > 0, on the same folds
+            self.encoder = CrossFittedEncoder(embedder, folds=folds, seed=seed, **{"sources": sources, **dict(finetune or {})})
+        except TypeError as error:
+            raise ValueError(f"finetune: {error}") from None
 
     def __repr__(self) -> str:
         return (f"CrossFittedReranker(folds={self.folds}, candidates={self.candidates}, C={self.C}, seed={self.seed}, "
-                f"sources={self.sources!r}, length={self.length}, session={self.session})")
+                f"sources={self.sources!r}, length={self.length}, session={self.session}, finetuned={self.finetuned})")
 
     def run(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
@@ -84,4 +125,60 @@ class CrossFittedReranker:
                 if q.conversation_id in test:
                     hits = model.rerank_candidates(q.query, q.candidates, depth, now=q.asked_at) if q.candidates else []
                     run[qid] = {hit.item.id: hit.score for hit in hits}
+        if self.finetuned:
+            encoded, encoders = self.encoder.run(replays, questions, depth)
+            run = {qid: dict(list(ranked.items())[:depth])
+                   for qid, ranked in fuse([run, encoded], "rrf", [1.0, self.finetuned]).items()}
+            models = [{**model, "finetuned": self.finetuned, "encoder": encoder} for model, encoder in zip(models, encoders)]
+        return run, models
+
+
+class CrossFittedEncoder:
+    """The dense encoder fine-tuned ``folds`` times, each fold's copy ranking only conversations it never saw.
+
+    Each fold fits on its training conversations' triplets (``fine_tuning_triplets``: hard negatives from the
+    ``negatives_from`` best candidates of the ``sources`` first stage); ``epochs``, ``batch_size``,
+    ``learning_rate`` and ``scale`` go to ``FineTuner``.
+    """
+
+    def __init__(
+        self, embedder: Embedder, *, folds: int = 5, seed: int = 0, sources: Sequence[str] = SOURCES,
+        negatives_from: int = 30, epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5, scale: float = 20.0,
+    ) -> None:
+        self.embedder = embedder
+        self.folds, self.negatives_from = check_k(folds, "folds"), check_k(negatives_from, "negatives_from")
+        first_stage_sources(sources)  # checks the names
+        self.sources = tuple(sources)
+        self.tuner = FineTuner(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, scale=scale, seed=seed)
+        self.seed = seed
+
+    def __repr__(self) -> str:
+        return (f"CrossFittedEncoder(folds={self.folds}, seed={self.seed}, sources={self.sources!r}, "
+                f"negatives_from={self.negatives_from}, tuner={self.tuner!r})")
+
+    def fold_encoders(
+        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]]
+    ) -> Iterator[tuple[frozenset[str], frozenset[str], Embedder]]:
+        """Per fold: its training and test conversations and the encoder fitted on the training ones."""
+        queries = training_queries(replays, questions, self.embedder, self.negatives_from, self.sources)
+        triplets = fine_tuning_triplets(replays, questions, queries, self.negatives_from, self.seed)
+        conversation_ids = [r.conversation_id for r in replays if questions.get(r.conversation_id)]
+        for train, test in conversation_folds(conversation_ids, min(self.folds, len(conversation_ids)), self.seed):
+            yield train, test, self.tuner.fit(self.embedder, [t for cid in sorted(train) for t in triplets[cid]])
+
+    def run(
+        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+    ) -> tuple[RunDict, list[dict[str, Any]]]:
+        """The run of every question, each ranked by an encoder fitted without its conversation."""
+        run: RunDict = {}
+        models = []
+        for train, test, encoder in self.fold_encoders(replays, questions):
+            models.append({"trained_on": sorted(train), "tested_on": sorted(test), "model": encoder.model_id,
+                           "base": self.embedder.model_id, "tuner": repr(self.tuner)})
+            for replay in replays:
+                if replay.conversation_id in test:
+                    dense = DenseRetriever(encoder)
+                    dense.index([item.replace(embedding=None) for item in replay.items])  # not the base model's vectors
+                    for q in questions.get(replay.conversation_id, []):
+                        run[q.id] = {hit.item.id: hit.score for hit in dense.search(q.text, depth)}
         return run, models

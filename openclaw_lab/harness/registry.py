@@ -139,6 +139,7 @@ retrievers.register("splade", "openclaw_lab.retrieval.splade:SpladeRetriever")
 # Strategies that see every conversation of a replay at once (they fit a model, cross-fitted).
 systems = Registry("strategy")
 systems.register("learned-crossfit", "openclaw_lab.harness.crossfit:CrossFittedReranker")
+systems.register("finetuned-crossfit", "openclaw_lab.harness.crossfit:CrossFittedEncoder")
 
 # Other memory systems (optional extras), scored on the same replay: factories of their checked settings.
 peers = Registry("strategy")

