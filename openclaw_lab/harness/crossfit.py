@@ -24,6 +24,7 @@ from openclaw_lab.datasets.types import Question
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.replay import ConversationReplay
 from openclaw_lab.model import check_k
+from openclaw_lab.retrieval.context import NeighbourContext, hybrid_context
 from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.finetune import FineTuner, Triplet
 from openclaw_lab.retrieval.fusion import fuse
@@ -133,17 +134,27 @@ class CrossFittedReranker:
         return run, models
 
 
+RANKERS = {
+    "dense": DenseRetriever,
+    "context": lambda encoder: NeighbourContext(DenseRetriever(encoder)),
+    "hybrid-context": hybrid_context,
+}
+
+
 class CrossFittedEncoder:
     """The dense encoder fine-tuned ``folds`` times, each fold's copy ranking only conversations it never saw.
 
     Each fold fits on its training conversations' triplets (``fine_tuning_triplets``: hard negatives from the
     ``negatives_from`` best candidates of the ``sources`` first stage); ``epochs``, ``batch_size``,
-    ``learning_rate`` and ``scale`` go to ``FineTuner``.
+    ``learning_rate`` and ``scale`` go to ``FineTuner``. ``ranker`` is how the fitted copy ranks: ``dense``
+    (cosine), ``context`` (cosine plus session neighbours, ``NeighbourContext``) or ``hybrid-context`` (that
+    strategy with the fitted copy as its dense half).
     """
 
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, seed: int = 0, sources: Sequence[str] = SOURCES,
         negatives_from: int = 30, epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5, scale: float = 20.0,
+        ranker: str = "dense",
     ) -> None:
         self.embedder = embedder
         self.folds, self.negatives_from = check_k(folds, "folds"), check_k(negatives_from, "negatives_from")
@@ -151,10 +162,13 @@ class CrossFittedEncoder:
         self.sources = tuple(sources)
         self.tuner = FineTuner(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, scale=scale, seed=seed)
         self.seed = seed
+        if ranker not in RANKERS:
+            raise ValueError(f"ranker: {ranker!r} is not one of {', '.join(RANKERS)}")
+        self.ranker = ranker
 
     def __repr__(self) -> str:
         return (f"CrossFittedEncoder(folds={self.folds}, seed={self.seed}, sources={self.sources!r}, "
-                f"negatives_from={self.negatives_from}, tuner={self.tuner!r})")
+                f"negatives_from={self.negatives_from}, tuner={self.tuner!r}, ranker={self.ranker!r})")
 
     def fold_encoders(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]]
@@ -174,11 +188,11 @@ class CrossFittedEncoder:
         models = []
         for train, test, encoder in self.fold_encoders(replays, questions):
             models.append({"trained_on": sorted(train), "tested_on": sorted(test), "model": encoder.model_id,
-                           "base": self.embedder.model_id, "tuner": repr(self.tuner)})
+                           "base": self.embedder.model_id, "tuner": repr(self.tuner), "ranker": self.ranker})
             for replay in replays:
                 if replay.conversation_id in test:
-                    dense = DenseRetriever(encoder)
-                    dense.index([item.replace(embedding=None) for item in replay.items])  # not the base model's vectors
+                    retriever = RANKERS[self.ranker](encoder)
+                    retriever.index([item.replace(embedding=None) for item in replay.items])  # not the base model's vectors
                     for q in questions.get(replay.conversation_id, []):
-                        run[q.id] = {hit.item.id: hit.score for hit in dense.search(q.text, depth)}
+                        run[q.id] = {hit.item.id: hit.score for hit in retriever.search(q.text, depth)}
         return run, models

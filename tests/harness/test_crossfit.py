@@ -52,7 +52,7 @@ def test_the_fine_tuned_encoder_never_ranks_a_conversation_it_was_fitted_on(embe
         "name": "finetuned", "memory": {"simulate_access": False}, "metrics": {"k": [1, 10]},
         "systems": [{"name": "finetuned", "strategy": "finetuned-crossfit", "params": {"folds": 3, "batch_size": 8}},
                     {"name": "fused", "strategy": "learned-crossfit",
-                     "params": {"folds": 3, "finetuned": 1.0, "finetune": {"batch_size": 8}}}],
+                     "params": {"folds": 3, "finetuned": 1.0, "finetune": {"batch_size": 8, "ranker": "hybrid-context"}}}],
     })  # fmt: skip
     result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
     folds = result.models["finetuned"]
@@ -65,7 +65,7 @@ def test_the_fine_tuned_encoder_never_ranks_a_conversation_it_was_fitted_on(embe
     # the fused reranker's folds name the encoder fitted on the same training conversations
     for fold in result.models["fused"]:
         assert fold["encoder"]["trained_on"] == fold["trained_on"] and fold["finetuned"] == 1.0
-    # same settings and first stage: the fused reranker reuses the three models, fitted once
+    # same settings and first stage (the ranker aside): the fused reranker reuses the three models, fitted once
     assert [fold["encoder"]["model"] for fold in result.models["fused"]] == [fold["model"] for fold in folds]
     assert len(list((tmp_path / "finetuned").iterdir())) == 3
 
@@ -87,3 +87,5 @@ def test_fine_tuning_settings_are_checked_by_name(embedder):
         CrossFittedEncoder(embedder, negatives_from=0)
     with pytest.raises(ValueError, match="^sources"):
         CrossFittedEncoder(embedder, sources=["colbert"])
+    with pytest.raises(ValueError, match="^ranker: 'bm25' is not one of dense, context, hybrid-context"):
+        CrossFittedEncoder(embedder, ranker="bm25")

@@ -112,7 +112,7 @@ def test_longmemeval_format_under_the_official_protocol(embedder, tmp_path, monk
     result = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
     evaluated = set(result.qrels["session"])
     assert evaluated and not any(qid.endswith("_abs") for qid in evaluated)
-    for name in ("dense", "finetuned", "learned-finetuned"):  # fitted ones too: whole sessions as triplets
+    for name in ("dense", "finetuned", "learned-finetuned", "learned-finetuned-combsum"):  # whole sessions as triplets
         assert set(result.runs[f"{name}.session"]) == evaluated
     assert 0.0 <= result.metrics["dense"]["session.hit_rate@5"] <= 1.0
     assert result.metrics["dense"]["session.recall_all@50"] == 1.0  # tiny haystacks: everything is within 50
