@@ -1,7 +1,6 @@
 """Per-query latency of each retrieval strategy at 10k and 100k memory items (printed, not asserted).
 
     .venv/bin/python benchmarks/bench_retrieval.py [--sizes 10000 100000] [--queries 50] [--splade-size 2000]
-        [--finetune-triplets 256]
 
 Texts are synthetic chat-like sentences (templates plus Zipf-distributed topic words). The dense
 timings use random unit vectors (dim 384) for items and queries instead of the model, so they time
@@ -9,9 +8,7 @@ the search, not the encoder; the model's own cost for one query is measured apar
 added to every dense, hybrid and memory-aware query). Ratios are against exact numpy search
 (``matrix @ q`` + argpartition) and, for BM25, rank_bm25's BM25Okapi against bm25s per query
 (rank_bm25 is timed on a few queries only: it scans every document in Python). SPLADE is timed apart on
-``--splade-size`` items, since indexing runs its model on every item. Fine-tuning (the
-``finetuned-crossfit`` strategy's cost: a fine-tuned copy then searches as dense does) is timed on
-``--finetune-triplets`` synthetic triplets, one epoch, as triplets per second. BLAS runs on one
+``--splade-size`` items, since indexing runs its model on every item. BLAS runs on one
 thread (``OPENBLAS_NUM_THREADS=1`` unless set): one query is a matrix-vector product, and on a
 busy 2-core machine waking BLAS threads costs more (spikes of ~10 ms) than it saves.
 """
@@ -160,24 +157,6 @@ def splade_latency(n: int, queries: list[str]) -> None:
           f"search {search * 1e3:.1f} ms per query, its encoding included")
 
 
-def finetune_throughput(n: int) -> None:
-    """Triplets per second of one fine-tuning epoch (batch 32, CPU), and one query through the fitted copy."""
-    import tempfile
-
-    from openclaw_lab.embedding import Embedder
-    from openclaw_lab.retrieval.finetune import FineTuner, Triplet
-
-    texts, vocabulary = synthetic_texts(2 * n)
-    queries = make_queries(vocabulary, n)
-    triplets = [Triplet(queries[i], texts[2 * i], texts[2 * i + 1]) for i in range(n)]
-    with tempfile.TemporaryDirectory() as folder:
-        fitted, seconds = timed(lambda: FineTuner(folder=folder).fit(Embedder(cache=False), triplets, progress=False))
-        fitted.encode(["warm up"])
-        query = per_query(lambda q: fitted.encode([q]), queries[:20])
-    print(f"\nfine-tuning all-MiniLM-L6-v2 (CPU, batch 32, 1 epoch): {n} triplets in {seconds:.1f}s "
-          f"({n / seconds:.1f} triplets/s); one query through the fitted copy {query * 1e3:.1f} ms")
-
-
 def model_query_latency(queries: list[str]) -> float | None:
     """Seconds to encode one query with the packaged model (no cache), or None without the model."""
     try:
@@ -268,7 +247,6 @@ def main() -> None:
     parser.add_argument("--queries", type=int, default=50)
     parser.add_argument("--rank-bm25-queries", type=int, default=5)
     parser.add_argument("--splade-size", type=int, default=2000, help="items for SPLADE, whose indexing runs the model")
-    parser.add_argument("--finetune-triplets", type=int, default=256, help="triplets for one fine-tuning epoch")
     args = parser.parse_args()
     model = model_query_latency(make_queries(synthetic_texts(100)[1], 21))
     tables = {n: bench(n, args.queries, args.rank_bm25_queries) for n in args.sizes}
@@ -282,7 +260,6 @@ def main() -> None:
     if model is not None:
         print(f"\nall-MiniLM-L6-v2, one query encoded (uncached, CPU): {model * 1e3:.1f} ms (add to every dense query)")
     splade_latency(args.splade_size, make_queries(synthetic_texts(100)[1], args.queries))
-    finetune_throughput(args.finetune_triplets)
 
 
 if __name__ == "__main__":

@@ -146,7 +146,7 @@ class CrossFittedEncoder:
 
     Each fold fits on its training conversations' triplets (``fine_tuning_triplets``: hard negatives from the
     ``negatives_from`` best candidates of the ``sources`` first stage); ``epochs``, ``batch_size``,
-    ``learning_rate`` and ``scale`` go to ``FineTuner``. ``ranker`` is how the fitted copy ranks: ``dense``
+    ``learning_rate``, ``scale`` and ``mini_batch_size`` (set it for long texts) go to ``FineTuner``. ``ranker`` is how the fitted copy ranks: ``dense``
     (cosine), ``context`` (cosine plus session neighbours, ``NeighbourContext``) or ``hybrid-context`` (that
     strategy with the fitted copy as its dense half).
     """
@@ -154,13 +154,14 @@ class CrossFittedEncoder:
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, seed: int = 0, sources: Sequence[str] = SOURCES,
         negatives_from: int = 30, epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5, scale: float = 20.0,
-        ranker: str = "dense",
+        mini_batch_size: int | None = None, ranker: str = "dense",
     ) -> None:
         self.embedder = embedder
         self.folds, self.negatives_from = check_k(folds, "folds"), check_k(negatives_from, "negatives_from")
         first_stage_sources(sources)  # checks the names
         self.sources = tuple(sources)
-        self.tuner = FineTuner(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, scale=scale, seed=seed)
+        self.tuner = FineTuner(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, scale=scale, seed=seed,
+                               mini_batch_size=mini_batch_size)
         self.seed = seed
         if ranker not in RANKERS:
             raise ValueError(f"ranker: {ranker!r} is not one of {', '.join(RANKERS)}")

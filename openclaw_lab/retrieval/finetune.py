@@ -2,7 +2,10 @@
 
 The loss is sentence-transformers' ``MultipleNegativesRankingLoss``: a softmax over cosine similarities
 (times ``scale``) of each question against its own evidence, the batch's other evidence and every hard
-negative. The loop is ours because sentence-transformers' trainer needs the ``datasets`` and
+negative. Its memory grows with the batch times the square of the text length: batches of 32 triplets of
+256-token texts peak near 13 GB on CPU (``benchmarks/bench_finetune.py``). ``mini_batch_size`` computes
+the same loss with gradient caching (``CachedMultipleNegativesRankingLoss``), whose memory is bounded by
+the mini-batch. The loop is ours because sentence-transformers' trainer needs the ``datasets`` and
 ``accelerate`` packages, which nothing else here uses.
 
 A fitted model is saved under ``$OPENCLAW_LAB_CACHE/finetuned/<sha256>``, keyed by the base model, the
@@ -51,7 +54,7 @@ class FineTuner:
 
     def __init__(
         self, *, epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5, scale: float = 20.0, seed: int = 0,
-        folder: str | Path | None = None,
+        mini_batch_size: int | None = None, folder: str | Path | None = None,
     ) -> None:
         self.epochs, self.batch_size = check_k(epochs, "epochs"), check_k(batch_size, "batch_size")
         if batch_size < 2:
@@ -60,15 +63,19 @@ class FineTuner:
         if isinstance(seed, bool) or not isinstance(seed, int):
             raise ValueError(f"seed: {seed!r} must be an integer")
         self.seed = seed
+        self.mini_batch_size = None if mini_batch_size is None else check_k(mini_batch_size, "mini_batch_size")
         self.folder = Path(folder) if folder is not None else default_cache_path().parent / "finetuned"
 
     def __repr__(self) -> str:
+        cached = "" if self.mini_batch_size is None else f", mini_batch_size={self.mini_batch_size}"
         return (f"FineTuner(epochs={self.epochs}, batch_size={self.batch_size}, learning_rate={self.learning_rate}, "
-                f"scale={self.scale}, seed={self.seed})")
+                f"scale={self.scale}, seed={self.seed}{cached})")
 
     def key(self, base: Embedder, triplets: Sequence[Triplet]) -> str:
         """The sha256 naming the model fitted from ``base`` on ``triplets`` with these settings."""
         settings = [base.model_id, self.epochs, self.batch_size, self.learning_rate, self.scale, self.seed]
+        if self.mini_batch_size is not None:  # a different computation of the loss: a model of its own
+            settings.append(self.mini_batch_size)
         digest = hashlib.sha256(json.dumps(settings).encode())
         for t in triplets:
             digest.update(json.dumps([t.query, t.positive, t.negative]).encode())
@@ -99,13 +106,21 @@ class FineTuner:
     def _train(self, base: Embedder, triplets: list[Triplet], path: Path, progress: bool | None) -> None:
         import torch
         from sentence_transformers import SentenceTransformer
-        from sentence_transformers.sentence_transformer.losses import MultipleNegativesRankingLoss
+        from sentence_transformers.sentence_transformer.losses import (
+            CachedMultipleNegativesRankingLoss,
+            MultipleNegativesRankingLoss,
+        )
         from sentence_transformers.util import batch_to_device
         from tqdm.auto import tqdm
+        from transformers.utils import logging as transformers_logging
 
+        transformers_logging.disable_progress_bar()  # bars per loaded or saved shard only clutter the stage
         torch.manual_seed(self.seed)
         model = SentenceTransformer(base.model or default_model_path(), device=base.device, local_files_only=True)
-        loss = MultipleNegativesRankingLoss(model, scale=self.scale)
+        if self.mini_batch_size is None:
+            loss = MultipleNegativesRankingLoss(model, scale=self.scale)
+        else:
+            loss = CachedMultipleNegativesRankingLoss(model, scale=self.scale, mini_batch_size=self.mini_batch_size)
         optimizer = torch.optim.AdamW(model.parameters(), lr=self.learning_rate)
         order, rng = list(triplets), random.Random(self.seed)
         steps = self.epochs * -(-len(order) // self.batch_size)
@@ -127,7 +142,7 @@ class FineTuner:
         path.parent.mkdir(parents=True, exist_ok=True)
         partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
-        model.save(str(partial))
+        model.save(str(partial), create_model_card=False)
         if path.is_dir() and not (path / "modules.json").is_file():
             shutil.rmtree(path)  # not a saved model (saves are renamed into place whole)
         try:

@@ -27,8 +27,9 @@ def rank_of_answer(embedder: Embedder) -> list[int]:
     return [int((scores[i] > scores[i, i]).sum()) for i in range(len(PAIRS))]
 
 
-def test_fitting_ties_each_question_to_its_own_memory(embedder, tmp_path):
-    tuner = FineTuner(epochs=8, batch_size=3, learning_rate=1e-4, folder=tmp_path)
+@pytest.mark.parametrize("mini_batch_size", [None, 2])  # the loss at once, or gradient-cached in mini-batches
+def test_fitting_ties_each_question_to_its_own_memory(embedder, tmp_path, mini_batch_size):
+    tuner = FineTuner(epochs=8, batch_size=3, learning_rate=1e-4, mini_batch_size=mini_batch_size, folder=tmp_path)
     before = rank_of_answer(embedder)
     fitted = tuner.fit(embedder, triplets(), progress=False)
     after = rank_of_answer(fitted)
@@ -46,8 +47,8 @@ def test_a_fitted_model_is_read_from_disk_and_keyed_by_its_inputs(embedder, tmp_
     again = tuner.fit(embedder, triplets(), progress=False)
     assert again.model_id == first.model_id
     np.testing.assert_allclose(again.encode_uncached(["the harbour office"]), vectors, atol=1e-6)
-    other = FineTuner(epochs=1, batch_size=3, seed=1, folder=tmp_path)
-    assert other.key(embedder, triplets()) != tuner.key(embedder, triplets())
+    for other in (FineTuner(epochs=1, batch_size=3, seed=1), FineTuner(epochs=1, batch_size=3, mini_batch_size=3)):
+        assert other.key(embedder, triplets()) != tuner.key(embedder, triplets())
     assert tuner.key(embedder, triplets()[:-1]) != tuner.key(embedder, triplets())
     assert [p.name for p in tmp_path.iterdir()] == [tuner.key(embedder, triplets())]  # no partial folder left
 
@@ -62,6 +63,7 @@ def test_a_folder_left_without_a_model_is_fitted_over(embedder, tmp_path):
 @pytest.mark.parametrize(("settings", "field"), [
     ({"epochs": 0}, "epochs"), ({"batch_size": 1}, "batch_size"), ({"batch_size": 2.5}, "batch_size"),
     ({"learning_rate": -1e-5}, "learning_rate"), ({"scale": "20"}, "scale"), ({"seed": 1.5}, "seed"),
+    ({"mini_batch_size": 0}, "mini_batch_size"),
 ])  # fmt: skip
 def test_bad_settings_are_refused_by_name(settings, field):
     with pytest.raises(ValueError, match=f"^{field}"):
