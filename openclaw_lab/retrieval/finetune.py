@@ -147,5 +147,7 @@ class FineTuner:
             shutil.rmtree(path)  # not a saved model (saves are renamed into place whole)
         try:
             os.rename(partial, path)
-        except OSError:  # another process saved the same model first
+        except OSError:
             shutil.rmtree(partial, ignore_errors=True)
+            if not (path / "modules.json").is_file():  # else another process saved the same model first
+                raise

@@ -1,5 +1,10 @@
 """Fine-tuning the packaged MiniLM on a few triplets: it learns them, it is fitted once, bad input is refused."""
 
+import json
+import signal
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 
@@ -51,6 +56,28 @@ def test_a_fitted_model_is_read_from_disk_and_keyed_by_its_inputs(embedder, tmp_
         assert other.key(embedder, triplets()) != tuner.key(embedder, triplets())
     assert tuner.key(embedder, triplets()[:-1]) != tuner.key(embedder, triplets())
     assert [p.name for p in tmp_path.iterdir()] == [tuner.key(embedder, triplets())]  # no partial folder left
+
+
+def test_a_fit_killed_before_its_model_is_in_place_is_fitted_again(embedder, tmp_path):
+    """SIGKILL after the model is written beside its final name, before the rename: nothing half-done is loaded."""
+    child = f"""
+import os, signal, json
+from openclaw_lab.embedding import Embedder
+from openclaw_lab.retrieval import finetune
+from openclaw_lab.retrieval.finetune import FineTuner, Triplet
+finetune.os.rename = lambda *args: os.kill(os.getpid(), signal.SIGKILL)
+triplets = [Triplet(*t) for t in json.loads({json.dumps([[t.query, t.positive, t.negative] for t in triplets()])!r})]
+FineTuner(epochs=1, batch_size=3, folder={str(tmp_path)!r}).fit(Embedder(cache=False), triplets, progress=False)
+"""
+    done = subprocess.run([sys.executable, "-c", child], capture_output=True, text=True, timeout=600)
+    assert done.returncode == -signal.SIGKILL, done.stderr[-2000:]
+    tuner = FineTuner(epochs=1, batch_size=3, folder=tmp_path)
+    key = tuner.key(Embedder(cache=False), triplets())
+    assert not (tmp_path / key).exists()  # only the written copy beside it, which is never loaded
+    assert [p.name.split(".")[0] for p in tmp_path.iterdir()] == [key]
+    assert next(tmp_path.iterdir()).name.startswith(f"{key}.partial-")
+    fitted = tuner.fit(embedder, triplets(), progress=False)
+    assert (tmp_path / key / "modules.json").is_file() and fitted.encode(["a question"]).shape == (1, 384)
 
 
 def test_a_folder_left_without_a_model_is_fitted_over(embedder, tmp_path):
