@@ -51,23 +51,39 @@ def training_queries(
     return out
 
 
+POSITIVES = ("turns", "sessions")
+
+
+def check_positives(positives: str) -> str:
+    if positives not in POSITIVES:
+        raise ValueError(f"positives: {positives!r} is not one of {', '.join(POSITIVES)}")
+    return positives
+
+
 def fine_tuning_triplets(
     replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], queries: Mapping[str, TrainingQuery],
-    negatives_from: int, seed: int = 0,
+    negatives_from: int, seed: int = 0, positives: str = "turns",
 ) -> dict[str, list[Triplet]]:
     """Per conversation: a triplet for each memory holding a question's evidence, its negative drawn from the
-    question's best ``negatives_from`` first-stage candidates that hold none (questions without one are left out)."""
+    question's best ``negatives_from`` first-stage candidates that hold none (questions without one are left out).
+
+    ``positives``: ``turns``, the memories holding an evidence turn; ``sessions``, every memory of an evidence
+    session, for whole sessions as units (a session keyed by its user turns holds no assistant evidence turn).
+    """
+    by_session = check_positives(positives) == "sessions"
     out: dict[str, list[Triplet]] = {}
     for replay in replays:
         triplets = out.setdefault(replay.conversation_id, [])
         for q in questions.get(replay.conversation_id, []):
-            evidence = set(q.evidence_turn_ids)
-            positives = list(dict.fromkeys(item.content for item in replay.items if evidence & set(item.source_ids)))
+            evidence = set(q.evidence_session_ids if by_session else q.evidence_turn_ids)
+            holding = {item.id for item in replay.items
+                       if (item.session_id in evidence if by_session else evidence & set(item.source_ids))}
+            kept = list(dict.fromkeys(item.content for item in replay.items if item.id in holding))
             negatives = [c.item.content for c in queries[q.id].candidates[:negatives_from]
-                         if not evidence & set(c.item.source_ids) and c.item.content not in positives]
+                         if c.item.id not in holding and c.item.content not in kept]
             if negatives:
                 rng = random.Random(f"{seed}:{q.id}")  # one draw per question, whichever fold it trains
-                triplets.extend(Triplet(q.text, positive, rng.choice(negatives)) for positive in positives)
+                triplets.extend(Triplet(q.text, positive, rng.choice(negatives)) for positive in kept)
     return out
 
 
@@ -146,7 +162,8 @@ class CrossFittedEncoder:
 
     Each fold fits on its training conversations' triplets (``fine_tuning_triplets``: hard negatives from the
     ``negatives_from`` best candidates of the ``sources`` first stage); ``epochs``, ``batch_size``,
-    ``learning_rate``, ``scale`` and ``mini_batch_size`` (set it for long texts) go to ``FineTuner``. ``ranker`` is how the fitted copy ranks: ``dense``
+    ``learning_rate``, ``scale`` and ``mini_batch_size`` (set it for long texts) go to ``FineTuner``;
+    ``positives`` picks the memories a question is paired with (see ``fine_tuning_triplets``). ``ranker`` is how the fitted copy ranks: ``dense``
     (cosine), ``context`` (cosine plus session neighbours, ``NeighbourContext``) or ``hybrid-context`` (that
     strategy with the fitted copy as its dense half).
     """
@@ -154,7 +171,7 @@ class CrossFittedEncoder:
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, seed: int = 0, sources: Sequence[str] = SOURCES,
         negatives_from: int = 30, epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5, scale: float = 20.0,
-        mini_batch_size: int | None = None, ranker: str = "dense",
+        mini_batch_size: int | None = None, ranker: str = "dense", positives: str = "turns",
     ) -> None:
         self.embedder = embedder
         self.folds, self.negatives_from = check_k(folds, "folds"), check_k(negatives_from, "negatives_from")
@@ -166,20 +183,24 @@ class CrossFittedEncoder:
         if ranker not in RANKERS:
             raise ValueError(f"ranker: {ranker!r} is not one of {', '.join(RANKERS)}")
         self.ranker = ranker
+        self.positives = check_positives(positives)
 
     def __repr__(self) -> str:
         return (f"CrossFittedEncoder(folds={self.folds}, seed={self.seed}, sources={self.sources!r}, "
-                f"negatives_from={self.negatives_from}, tuner={self.tuner!r}, ranker={self.ranker!r})")
+                f"negatives_from={self.negatives_from}, tuner={self.tuner!r}, ranker={self.ranker!r}, "
+                f"positives={self.positives!r})")
 
     def fold_encoders(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]]
-    ) -> Iterator[tuple[frozenset[str], frozenset[str], Embedder]]:
-        """Per fold: its training and test conversations and the encoder fitted on the training ones."""
+    ) -> Iterator[tuple[frozenset[str], frozenset[str], Embedder, int]]:
+        """Per fold: its training and test conversations, the encoder fitted on the training ones and the
+        number of triplets it was fitted on."""
         queries = training_queries(replays, questions, self.embedder, self.negatives_from, self.sources)
-        triplets = fine_tuning_triplets(replays, questions, queries, self.negatives_from, self.seed)
+        triplets = fine_tuning_triplets(replays, questions, queries, self.negatives_from, self.seed, self.positives)
         conversation_ids = [r.conversation_id for r in replays if questions.get(r.conversation_id)]
         for train, test in conversation_folds(conversation_ids, min(self.folds, len(conversation_ids)), self.seed):
-            yield train, test, self.tuner.fit(self.embedder, [t for cid in sorted(train) for t in triplets[cid]])
+            fitted_on = [t for cid in sorted(train) for t in triplets[cid]]
+            yield train, test, self.tuner.fit(self.embedder, fitted_on), len(fitted_on)
 
     def run(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
@@ -187,9 +208,10 @@ class CrossFittedEncoder:
         """The run of every question, each ranked by an encoder fitted without its conversation."""
         run: RunDict = {}
         models = []
-        for train, test, encoder in self.fold_encoders(replays, questions):
+        for train, test, encoder, n_triplets in self.fold_encoders(replays, questions):
             models.append({"trained_on": sorted(train), "tested_on": sorted(test), "model": encoder.model_id,
-                           "base": self.embedder.model_id, "tuner": repr(self.tuner), "ranker": self.ranker})
+                           "base": self.embedder.model_id, "tuner": repr(self.tuner), "triplets": n_triplets,
+                           "positives": self.positives, "ranker": self.ranker})
             for replay in replays:
                 if replay.conversation_id in test:
                     retriever = RANKERS[self.ranker](encoder)

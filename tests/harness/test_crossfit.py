@@ -89,3 +89,5 @@ def test_fine_tuning_settings_are_checked_by_name(embedder):
         CrossFittedEncoder(embedder, sources=["colbert"])
     with pytest.raises(ValueError, match="^ranker: 'bm25' is not one of dense, context, hybrid-context"):
         CrossFittedEncoder(embedder, ranker="bm25")
+    with pytest.raises(ValueError, match="^positives: 'session' is not one of turns, sessions"):
+        CrossFittedEncoder(embedder, positives="session")

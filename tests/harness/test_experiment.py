@@ -202,3 +202,18 @@ def test_a_fine_tuned_encoder_finds_more_evidence_turns_than_its_base_on_real_co
                             benchmark=load_locomo(locomo_path, conversations=["conv-30", "conv-26"]), progress=False)  # fmt: skip
     dense, finetuned = result.metrics["dense"], result.metrics["finetuned"]
     assert finetuned["turn.recall@10"] > dense["turn.recall@10"] + 0.10  # measured: 0.420 -> 0.640
+
+
+def test_with_whole_sessions_as_units_the_answer_sessions_are_the_fine_tuning_positives(embedder, tmp_path, monkeypatch):
+    """q_soup_tip's evidence is an assistant turn, which no user-session key holds: only ``positives = "sessions"``
+    pairs it with its answer session. Each of the other four questions pairs with its answer sessions either way."""
+    monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path))
+    fixture = Path(__file__).resolve().parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json"
+    config = ExperimentConfig.from_toml(Path(__file__).resolve().parents[2] / "experiments" / "longmemeval-s.toml")
+    systems = [{"name": positives, "strategy": "finetuned-crossfit",
+                "params": {"folds": 2, "batch_size": 4, "positives": positives}} for positives in ("turns", "sessions")]
+    config = config.with_values({"dataset.params": {"path": str(fixture), "drop_abstention": True}, "systems": systems})
+    result = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+    # two folds: every question trains in exactly one, so the folds' triplets add up to all of them
+    triplets = {name: sum(fold["triplets"] for fold in result.models[name]) for name in ("turns", "sessions")}
+    assert triplets == {"turns": 6, "sessions": 7}  # 1 + 2 + 1 + 2 answer sessions, and q_soup_tip's one
