@@ -61,8 +61,8 @@ def check_positives(positives: str) -> str:
 
 
 def fine_tuning_triplets(
-    replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], queries: Mapping[str, TrainingQuery],
-    negatives_from: int, seed: int = 0, positives: str = "turns",
+    replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]],
+    queries: Mapping[str, TrainingQuery], negatives_from: int, seed: int = 0, positives: str = "turns",
 ) -> dict[str, list[Triplet]]:
     """Per conversation: a triplet for each memory holding a question's evidence, its negative drawn from the
     question's best ``negatives_from`` first-stage candidates that hold none (questions without one are left out).
@@ -116,7 +116,8 @@ class CrossFittedReranker:
         if finetune and not finetuned:
             raise ValueError("finetune: set only with finetuned > 0 (the fine-tuned encoder's RRF weight)")
         try:  # the encoder whose ranking is fused in when ``finetuned`` > 0, on the same folds
-            self.encoder = CrossFittedEncoder(embedder, folds=folds, seed=seed, **{"sources": sources, **dict(finetune or {})})
+            settings = {"sources": sources, **dict(finetune or {})}
+            self.encoder = CrossFittedEncoder(embedder, folds=folds, seed=seed, **settings)
         except TypeError as error:
             raise ValueError(f"finetune: {error}") from None
 
@@ -146,7 +147,8 @@ class CrossFittedReranker:
             encoded, encoders = self.encoder.run(replays, questions, depth)
             run = {qid: dict(list(ranked.items())[:depth])
                    for qid, ranked in fuse([run, encoded], "rrf", [1.0, self.finetuned]).items()}
-            models = [{**model, "finetuned": self.finetuned, "encoder": encoder} for model, encoder in zip(models, encoders)]
+            models = [{**model, "finetuned": self.finetuned, "encoder": encoder}
+                      for model, encoder in zip(models, encoders)]
         return run, models
 
 
@@ -163,22 +165,22 @@ class CrossFittedEncoder:
     Each fold fits on its training conversations' triplets (``fine_tuning_triplets``: hard negatives from the
     ``negatives_from`` best candidates of the ``sources`` first stage); ``epochs``, ``batch_size``,
     ``learning_rate``, ``scale`` and ``mini_batch_size`` (set it for long texts) go to ``FineTuner``;
-    ``positives`` picks the memories a question is paired with (see ``fine_tuning_triplets``). ``ranker`` is how the fitted copy ranks: ``dense``
-    (cosine), ``context`` (cosine plus session neighbours, ``NeighbourContext``) or ``hybrid-context`` (that
-    strategy with the fitted copy as its dense half).
+    ``positives`` picks the memories a question is paired with (see ``fine_tuning_triplets``). ``ranker`` is
+    how the fitted copy ranks: ``dense`` (cosine), ``context`` (cosine plus session neighbours,
+    ``NeighbourContext``) or ``hybrid-context`` (that strategy with the fitted copy as its dense half).
     """
 
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, seed: int = 0, sources: Sequence[str] = SOURCES,
-        negatives_from: int = 30, epochs: int = 1, batch_size: int = 32, learning_rate: float = 2e-5, scale: float = 20.0,
-        mini_batch_size: int | None = None, ranker: str = "dense", positives: str = "turns",
+        negatives_from: int = 30, positives: str = "turns", epochs: int = 1, batch_size: int = 32,
+        learning_rate: float = 2e-5, scale: float = 20.0, mini_batch_size: int | None = None, ranker: str = "dense",
     ) -> None:
         self.embedder = embedder
         self.folds, self.negatives_from = check_k(folds, "folds"), check_k(negatives_from, "negatives_from")
         first_stage_sources(sources)  # checks the names
         self.sources = tuple(sources)
-        self.tuner = FineTuner(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, scale=scale, seed=seed,
-                               mini_batch_size=mini_batch_size)
+        self.tuner = FineTuner(epochs=epochs, batch_size=batch_size, learning_rate=learning_rate, scale=scale,
+                               seed=seed, mini_batch_size=mini_batch_size)
         self.seed = seed
         if ranker not in RANKERS:
             raise ValueError(f"ranker: {ranker!r} is not one of {', '.join(RANKERS)}")
@@ -215,7 +217,8 @@ class CrossFittedEncoder:
             for replay in replays:
                 if replay.conversation_id in test:
                     retriever = RANKERS[self.ranker](encoder)
-                    retriever.index([item.replace(embedding=None) for item in replay.items])  # not the base model's vectors
+                    # the items' own vectors are the base model's, not this copy's
+                    retriever.index([item.replace(embedding=None) for item in replay.items])
                     for q in questions.get(replay.conversation_id, []):
                         run[q.id] = {hit.item.id: hit.score for hit in retriever.search(q.text, depth)}
         return run, models

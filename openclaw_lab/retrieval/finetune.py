@@ -125,7 +125,8 @@ class FineTuner:
         order, rng = list(triplets), random.Random(self.seed)
         steps = self.epochs * -(-len(order) // self.batch_size)
         model.train()
-        with tqdm(total=steps, desc="fine-tune", disable=None if progress is None else not progress, leave=False) as bar:
+        hidden = None if progress is None else not progress  # None: tqdm shows the bar on a terminal only
+        with tqdm(total=steps, desc="fine-tune", disable=hidden, leave=False) as bar:
             for _ in range(self.epochs):
                 rng.shuffle(order)
                 for start in range(0, len(order), self.batch_size):

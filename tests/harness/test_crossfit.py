@@ -52,7 +52,8 @@ def test_the_fine_tuned_encoder_never_ranks_a_conversation_it_was_fitted_on(embe
         "name": "finetuned", "memory": {"simulate_access": False}, "metrics": {"k": [1, 10]},
         "systems": [{"name": "finetuned", "strategy": "finetuned-crossfit", "params": {"folds": 3, "batch_size": 8}},
                     {"name": "fused", "strategy": "learned-crossfit",
-                     "params": {"folds": 3, "finetuned": 1.0, "finetune": {"batch_size": 8, "ranker": "hybrid-context"}}}],
+                     "params": {"folds": 3, "finetuned": 1.0,
+                                "finetune": {"batch_size": 8, "ranker": "hybrid-context"}}}],
     })  # fmt: skip
     result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
     folds = result.models["finetuned"]

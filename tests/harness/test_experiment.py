@@ -204,7 +204,7 @@ def test_a_fine_tuned_encoder_finds_more_evidence_turns_than_its_base_on_real_co
     assert finetuned["turn.recall@10"] > dense["turn.recall@10"] + 0.10  # measured: 0.420 -> 0.640
 
 
-def test_with_whole_sessions_as_units_the_answer_sessions_are_the_fine_tuning_positives(embedder, tmp_path, monkeypatch):
+def test_whole_session_units_take_their_answer_sessions_as_fine_tuning_positives(embedder, tmp_path, monkeypatch):
     """q_soup_tip's evidence is an assistant turn, which no user-session key holds: only ``positives = "sessions"``
     pairs it with its answer session. Each of the other four questions pairs with its answer sessions either way."""
     monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path))
