@@ -144,6 +144,8 @@ class CrossFittedReranker:
                     hits = model.rerank_candidates(q.query, q.candidates, depth, now=q.asked_at) if q.candidates else []
                     run[qid] = {hit.item.id: hit.score for hit in hits}
         if self.finetuned:
+            # The encoder searches its own first stage (``negatives_from`` deep, not ``candidates``): its negatives,
+            # hence its models, are then those of a ``finetuned-crossfit`` system of the same settings, fitted once.
             encoded, encoders = self.encoder.run(replays, questions, depth)
             run = {qid: dict(list(ranked.items())[:depth])
                    for qid, ranked in fuse([run, encoded], "rrf", [1.0, self.finetuned]).items()}
