@@ -69,7 +69,9 @@ def _compare(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.report import qa_table, stale_table
     from openclaw_lab.harness.results import read_run
 
-    print(compare_dirs(args.dirs, level=args.level, stat_test=args.test, baseline=args.baseline).round(4).to_string())
+    table = compare_dirs(args.dirs, level=args.level, metrics=args.metrics, stat_test=args.test,
+                         baseline=args.baseline, categories=args.categories)  # fmt: skip
+    print(table.round(4).to_string())
     for run_dir in args.dirs:  # QA and stale facts, each with McNemar's p against the run's first system
         metrics = read_run(run_dir)["metrics"]
         if qa := metrics.get("qa"):
@@ -115,6 +117,11 @@ def _download(args: argparse.Namespace) -> int:
     return 0
 
 
+def _names(text: str) -> list[str]:
+    """A comma-separated list of names, e.g. ``recall@5,ndcg@10``."""
+    return [name.strip() for name in text.split(",") if name.strip()]
+
+
 def _parse_value(text: str):
     import tomllib
 
@@ -146,6 +153,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--baseline", default=None, help="the system the others are tested against (default: the first)")
     compare.add_argument("--test", default=None, choices=["student", "fisher", "tukey"],
                          help="the paired test (default: the run's metrics.significance)")
+    compare.add_argument("--metrics", type=_names, default=None, metavar="M,M",
+                         help="ranx metrics to compare (default: recall@10,hit_rate@5,ndcg@10,mrr)")
+    compare.add_argument("--categories", type=_names, default=None, metavar="C,C",
+                         help="only questions of these categories (e.g. single-hop,multi-hop,temporal,open-domain)")
     compare.set_defaults(handler=_compare)
     report = commands.add_parser("report", help="write report.md for a run folder")
     report.add_argument("dir", type=Path)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 from ranx import Qrels, Run, compare
@@ -44,13 +45,14 @@ def compare_runs(
 
 
 def compare_dirs(
-    run_dirs: Sequence[str | Path], level: str = "session", metrics: Sequence[str] = DEFAULT_METRICS,
-    stat_test: str | None = None, baseline: str | None = None,
+    run_dirs: Sequence[str | Path], level: str = "session", metrics: Sequence[str] | None = None,
+    stat_test: str | None = None, baseline: str | None = None, categories: Sequence[str] | None = None,
 ) -> pd.DataFrame:
     """Compare every system of the given run folders, which must share their qrels.
 
     ``stat_test`` defaults to the first run's ``metrics.significance``; ``baseline`` names the system the
-    others are tested against (default: the first run's first system).
+    others are tested against (default: the first run's first system); ``categories`` keeps only the
+    questions of those categories (LoCoMo's standard subset leaves out ``adversarial``).
     """
     runs: dict[str, RunDict] = {}
     qrels = None
@@ -61,12 +63,29 @@ def compare_dirs(
         if qrels is not None and data["qrels"][level] != qrels:
             raise ValueError(f"run_dirs: {run_dir} was evaluated on other questions than {run_dirs[0]}")
         qrels = data["qrels"][level]
+        if categories is not None:
+            qrels = _of_categories(qrels, data, categories)
         stat_test = stat_test or data["config"]["metrics"].get("significance", "student")
         for system in (s["name"] for s in data["config"]["systems"]):  # the config's order: its first is the baseline
             name = system if len(run_dirs) == 1 else f"{Path(run_dir).name}:{system}"
-            runs[name] = data["runs"][f"{system}.{level}"]
+            runs[name] = {qid: ranked for qid, ranked in data["runs"][f"{system}.{level}"].items() if qid in qrels}
     if baseline is not None:
         if baseline not in runs:
             raise ValueError(f"baseline: no system {baseline!r} in these runs; choose one of {', '.join(runs)}")
         runs = {baseline: runs[baseline], **runs}
-    return compare_runs(qrels or {}, runs, metrics, stat_test)
+    return compare_runs(qrels or {}, runs, metrics or DEFAULT_METRICS, stat_test)
+
+
+def _of_categories(
+    qrels: Mapping[str, Mapping[str, int]], data: Mapping[str, Any], categories: Sequence[str]
+) -> dict[str, Mapping[str, int]]:
+    """The qrels of the questions whose category is one of ``categories``."""
+    table = data["questions"]
+    if table is None:
+        raise ValueError(f"categories: {data['path']} has no questions.csv (it predates question categories); rerun it")
+    known = set(table["category"])
+    if unknown := [c for c in categories if c not in known]:
+        raise ValueError(f"categories: no question of category {', '.join(map(repr, unknown))} in {data['path']}; "
+                         f"it has {', '.join(sorted(known))}")  # fmt: skip
+    keep = set(table.loc[table["category"].isin(list(categories)), "question"])
+    return {qid: relevant for qid, relevant in qrels.items() if qid in keep}

@@ -29,7 +29,7 @@ from openclaw_lab.harness.costs import cost_table, measured
 from openclaw_lab.harness.engine import Engine, LocalEngine, for_tasks, values
 from openclaw_lab.harness.environment import environment, git_commit
 from openclaw_lab.harness.metrics import (
-    by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, to_level,
+    by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, question_table, to_level,
 )  # fmt: skip
 from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import run_qa, summarise
@@ -65,6 +65,7 @@ class ExperimentResult:
     costs: pd.DataFrame | None = None  # per system: ingest and query time, peak memory (harness.costs)
     consolidations: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # conversation -> reports
     questions: dict[str, Any] = field(default_factory=dict)  # loaded, and scored / left out per level
+    question_info: pd.DataFrame | None = None  # one row per question: conversation, category, abstention
     qa: dict[str, Any] = field(default_factory=dict)  # the QA stage's summary, models and calls (or why it was skipped)
     qa_table: pd.DataFrame | None = None  # one row per (system, budget, question)
     environment: dict[str, Any] = field(default_factory=dict)
@@ -337,7 +338,7 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     setting = environment(dataset, built.embedder.model_id) | {"git_commit": commit}  # the load report is final now
     return ExperimentResult(
         config=config, footprint=footprint, memory=memory,
-        questions=question_counts(benchmark, evaluation["qrels"]),
+        questions=question_counts(benchmark, evaluation["qrels"]), question_info=question_table(benchmark),
         environment=setting, answer_in_context=answers, answer_kept=kept,
         consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table, **evaluation,
     )  # fmt: skip

@@ -29,7 +29,7 @@ from openclaw_lab.retrieval.protocol import RunDict
 __all__ = [
     "ALIASES", "NO_HIT", "metric_names", "qrels_for", "to_level", "complete_run", "evaluate_run",
     "by_category", "memory_counts", "memory_ratios", "pareto_front", "recall_at_footprint", "STAT_TESTS",
-    "question_counts", "unscored_note", "mcnemar",
+    "question_counts", "question_table", "unscored_note", "mcnemar",
 ]  # fmt: skip
 
 NO_HIT = "__no_hit__"
@@ -214,6 +214,13 @@ def question_counts(benchmark: Benchmark, qrels: Mapping[str, Mapping[str, Any]]
     loaded = len(benchmark.questions)
     return {"loaded": loaded, "scored": {level: len(q) for level, q in qrels.items()},
             "unscored": {level: loaded - len(q) for level, q in qrels.items()}}  # fmt: skip
+
+
+def question_table(benchmark: Benchmark) -> pd.DataFrame:
+    """One row per loaded question: its conversation, category and abstention flag (what ``compare`` filters by)."""
+    return pd.DataFrame([{"question": q.id, "conversation": q.conversation_id, "category": q.category,
+                          "abstention": q.abstention} for q in benchmark.questions],
+                        columns=["question", "conversation", "category", "abstention"])  # fmt: skip
 
 
 def unscored_note(counts: Mapping[str, Any]) -> str:

@@ -90,6 +90,8 @@ def write_result(result: Any, run_dir: Path) -> None:
         rows.append(table.assign(system=system, level=level).reset_index())
     if rows:
         pd.concat(rows).to_csv(run_dir / "per_category.csv", index=False)
+    if result.question_info is not None:
+        result.question_info.to_csv(run_dir / "questions.csv", index=False)
     result.footprint.to_csv(run_dir / "footprint.csv", index=False)
     _write_json(run_dir / "consolidation_log.json", result.consolidations)
     if result.answer_in_context is not None:
@@ -119,7 +121,10 @@ def latest_run(folder: str | Path) -> Path:
 
 
 def read_run(run_dir: str | Path) -> dict[str, Any]:
-    """A run folder's metrics, config, runs and qrels, as plain data (a folder of runs: its newest)."""
+    """A run folder's metrics, config, runs and qrels, as plain data (a folder of runs: its newest).
+
+    ``questions`` is the table of question categories and conversations, None for runs written before it.
+    """
     root = latest_run(run_dir)
     runs = {p.stem: json.loads(p.read_text()) for p in sorted((root / "runs").glob("*.json")) if not p.stem.startswith("qrels.")}
     qrels = {p.stem.split(".", 1)[1]: json.loads(p.read_text()) for p in (root / "runs").glob("qrels.*.json")}
@@ -130,4 +135,6 @@ def read_run(run_dir: str | Path) -> dict[str, Any]:
         "environment": json.loads((root / "environment.json").read_text()),
         "runs": runs,
         "qrels": qrels,
+        "questions": pd.read_csv(questions, dtype={"question": str, "conversation": str, "category": str})
+        if (questions := root / "questions.csv").exists() else None,
     }

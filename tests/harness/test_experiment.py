@@ -42,7 +42,8 @@ def test_real_recall_on_a_locomo_conversation(locomo_run):
 def test_the_run_folder_holds_everything_needed_to_reproduce(locomo_run):
     root = locomo_run.path
     for name in ("config.json", "environment.json", "metrics.json", "per_category.csv", "footprint.csv",
-                 "runs/dense.turn.json", "runs/qrels.session.json", "recall_at_k.session.png"):  # fmt: skip
+                 "questions.csv", "runs/dense.turn.json", "runs/qrels.session.json",
+                 "recall_at_k.session.png"):  # fmt: skip
         assert (root / name).exists(), name
     environment = json.loads((root / "environment.json").read_text())
     assert environment["dataset"]["sha256"] == "79fa87e90f04081343b8c8debecb80a9a6842b76a7aa537dc9fdf651ea698ff4"
@@ -75,6 +76,35 @@ def test_compare_gives_p_values_against_the_first_system(locomo_run):
     assert against_bm25.loc["dense", "p(recall@10)"] == table.loc["bm25", "p(recall@10)"]  # a paired test is symmetric
     with pytest.raises(ValueError, match="^baseline: no system 'bm52'"):
         compare_dirs([locomo_run.path], baseline="bm52")
+
+
+def test_compare_keeps_only_the_named_categories(locomo_run, tmp_path, capsys):
+    import shutil
+
+    import pandas as pd
+
+    from openclaw_lab.harness.compare import compare_dirs
+
+    per_category = pd.read_csv(locomo_run.path / "per_category.csv")
+    dense = per_category[(per_category["system"] == "dense") & (per_category["level"] == "turn")].set_index("category")
+    subset = ["single-hop", "temporal"]
+    table = compare_dirs([locomo_run.path], level="turn", metrics=["recall@5", "mrr"], categories=subset)
+    assert list(table.columns) == ["recall@5", "mrr", "p(recall@5)", "p(mrr)"]
+    weights = dense.loc[subset, "questions"]  # the subset's mean is the question-weighted mean of its categories
+    expected = (dense.loc[subset, "recall@5"] * weights).sum() / weights.sum()
+    assert table.loc["dense", "recall@5"] == pytest.approx(expected, abs=1e-4)
+    assert table.loc["dense", "recall@5"] != pytest.approx(dense.loc["all", "recall@5"], abs=1e-4)
+    assert main(["compare", str(locomo_run.path), "--level", "turn", "--categories", "single-hop,temporal",
+                 "--metrics", "recall@5,mrr"]) == 0  # fmt: skip
+    assert f"{table.loc['dense', 'recall@5']:.4f}".rstrip("0") in capsys.readouterr().out
+    with pytest.raises(ValueError, match="^categories: no question of category 'single_hop' in .*; it has adversarial"):
+        compare_dirs([locomo_run.path], categories=["single_hop"])
+    older = tmp_path / "older"
+    shutil.copytree(locomo_run.path, older)
+    (older / "questions.csv").unlink()  # a run folder written before question categories were stored
+    with pytest.raises(ValueError, match="^categories: .* has no questions.csv"):
+        compare_dirs([older], categories=subset)
+    assert list(compare_dirs([older]).index) == ["dense", "bm25"]  # without a filter it still compares
 
 
 def test_a_second_run_never_overwrites_the_first(locomo_run, embedder):
