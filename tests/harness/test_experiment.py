@@ -107,6 +107,28 @@ def test_compare_keeps_only_the_named_categories(locomo_run, tmp_path, capsys):
     assert list(compare_dirs([older]).index) == ["dense", "bm25"]  # without a filter it still compares
 
 
+def test_named_speaker_recall_splits_a_run_by_the_speaker_a_question_names(locomo_run):
+    import importlib.util
+    from datetime import datetime
+
+    from openclaw_lab.datasets.types import Question
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / "named_speaker_recall.py"
+    spec = importlib.util.spec_from_file_location("named_speaker_recall", path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    speaker_of = {"D1:1": "Ann", "D1:2": "Bo"}
+    ask = lambda text, evidence: Question("q", "c", text, "", "single-hop", datetime(2020, 1, 1), evidence)  # noqa: E731
+    assert script.named_group(ask("What did Ann buy?", ("D1:1",)), speaker_of) == "evidence speaker"
+    assert script.named_group(ask("What did Bo buy?", ("D1:1",)), speaker_of) == "other speaker"
+    assert script.named_group(ask("What did Ann and Bo buy?", ("D1:1",)), speaker_of) == "both or none"
+    assert script.named_group(ask("What was bought?", ("D1:1",)), speaker_of) == "both or none"
+    table = script.main(str(locomo_run.path), ["dense"])
+    assert table["questions"].sum() == locomo_run.questions["scored"]["turn"]
+    overall = (table["dense R@10"] * table["questions"]).sum() / table["questions"].sum()
+    assert overall == pytest.approx(locomo_run.metrics["dense"]["turn.recall@10"])  # the groups partition the run
+
+
 def test_a_second_run_never_overwrites_the_first(locomo_run, embedder):
     again = run_experiment(locomo_run.config, results_dir=locomo_run.path.parents[1], embedder=embedder,
                            benchmark=load_locomo(conversations=["conv-30"]), progress=False)  # fmt: skip
