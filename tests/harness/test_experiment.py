@@ -118,7 +118,10 @@ def test_named_speaker_recall_splits_a_run_by_the_speaker_a_question_names(locom
     script = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(script)
     speaker_of = {"D1:1": "Ann", "D1:2": "Bo"}
-    ask = lambda text, evidence: Question("q", "c", text, "", "single-hop", datetime(2020, 1, 1), evidence)  # noqa: E731
+
+    def ask(text: str, evidence: tuple[str, ...]) -> Question:
+        return Question("q", "c", text, "", "single-hop", datetime(2020, 1, 1), evidence)
+
     assert script.named_group(ask("What did Ann buy?", ("D1:1",)), speaker_of) == "evidence speaker"
     assert script.named_group(ask("What did Bo buy?", ("D1:1",)), speaker_of) == "other speaker"
     assert script.named_group(ask("What did Ann and Bo buy?", ("D1:1",)), speaker_of) == "both or none"
