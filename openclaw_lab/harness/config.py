@@ -145,6 +145,7 @@ class EmbeddingConfig:
     model_id: str | None = None  # its name in the embedding cache and the results
     backend: str | None = None  # torch (sentence-transformers), onnx or onnx-int8 (onnxruntime)
     batch_size: int | None = None
+    long_texts: str | None = None  # truncate (at the model's window) or windows (every window, averaged)
 
 
 @dataclass(frozen=True)

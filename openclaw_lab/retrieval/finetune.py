@@ -73,7 +73,7 @@ class FineTuner:
 
     def key(self, base: Embedder, triplets: Sequence[Triplet]) -> str:
         """The sha256 naming the model fitted from ``base`` on ``triplets`` with these settings."""
-        settings = [base.model_id, self.epochs, self.batch_size, self.learning_rate, self.scale, self.seed]
+        settings = [base.encoder_id, self.epochs, self.batch_size, self.learning_rate, self.scale, self.seed]
         if self.mini_batch_size is not None:  # a different computation of the loss: a model of its own
             settings.append(self.mini_batch_size)
         digest = hashlib.sha256(json.dumps(settings).encode())
@@ -99,9 +99,9 @@ class FineTuner:
         path = self.folder / key
         if not (path / "modules.json").is_file():
             self._train(base, triplets, path, progress)
-        return Embedder(path, model_id=f"{base.model_id}+finetuned-{key[:16]}",
+        return Embedder(path, model_id=f"{base.encoder_id}+finetuned-{key[:16]}",
                         cache=base.cache if base.cache is not None else False, batch_size=base.batch_size,
-                        progress_threshold=base.progress_threshold, device=base.device)
+                        progress_threshold=base.progress_threshold, device=base.device, long_texts=base.long_texts)
 
     def _train(self, base: Embedder, triplets: list[Triplet], path: Path, progress: bool | None) -> None:
         import torch

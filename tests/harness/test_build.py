@@ -45,6 +45,7 @@ TYPOS = [
     ({"systems": [{"name": "a", "strategy": "learned-crossfit", "params": {"fold": 2}}]},
      r"^systems\[0\].params.fold: unknown parameter of CrossFittedReranker; did you mean 'folds'\?"),
     ({"embedding": {"backend": "onx"}}, r"^embedding: backend: 'onx' is not one of torch, onnx, onnx-int8"),
+    ({"embedding": {"long_texts": "split"}}, r"^embedding: long_texts: 'split' is not one of truncate, windows"),
 ]
 
 
@@ -107,4 +108,7 @@ def test_the_embedding_model_is_a_setting_and_changes_the_fingerprint():
     base = ExperimentConfig.from_dict({"name": "t"})
     other = ExperimentConfig.from_dict({"name": "t", "embedding": {"model": "/models/e5", "model_id": "e5-small"}})
     assert other.fingerprint() != base.fingerprint()
-    assert build(other).embedder.model_id == "e5-small"  # built, not loaded: the folder is read on first use
+    assert build(other).embedder.model_id == "e5-small+windows"  # built, not loaded: the folder is read on first use
+    truncating = ExperimentConfig.from_dict({"name": "t", "embedding": {"long_texts": "truncate"}})
+    assert truncating.fingerprint() != base.fingerprint()
+    assert build(truncating).embedder.model_id == "sentence-transformers/all-MiniLM-L6-v2"

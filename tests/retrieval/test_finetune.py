@@ -40,7 +40,8 @@ def test_fitting_ties_each_question_to_its_own_memory(embedder, tmp_path, mini_b
     after = rank_of_answer(fitted)
     assert sum(before) >= 3  # the base model does not already know the pairs
     assert after == [0] * len(PAIRS)
-    assert fitted.model_id != embedder.model_id and fitted.model_id.startswith(embedder.model_id)
+    assert fitted.encoder_id.startswith(f"{embedder.encoder_id}+finetuned-")
+    assert fitted.long_texts == embedder.long_texts and fitted.model_id.endswith("+windows")  # reads as its base does
     assert rank_of_answer(embedder) == before  # the base model itself is untouched
 
 
