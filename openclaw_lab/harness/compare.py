@@ -55,14 +55,14 @@ def compare_dirs(
     questions of those categories (LoCoMo's standard subset leaves out ``adversarial``).
     """
     runs: dict[str, RunDict] = {}
-    qrels = None
+    first, qrels = None, None
     for run_dir in run_dirs:
         data = read_run(run_dir)
         if level not in data["qrels"]:
             raise ValueError(f"level: {data['path']} has no {level}-level results (it has {', '.join(data['qrels'])})")
-        if qrels is not None and data["qrels"][level] != qrels:
+        if first is not None and data["qrels"][level] != first:
             raise ValueError(f"run_dirs: {run_dir} was evaluated on other questions than {run_dirs[0]}")
-        qrels = data["qrels"][level]
+        first = qrels = data["qrels"][level]
         if categories is not None:
             qrels = _of_categories(qrels, data, categories)
         stat_test = stat_test or data["config"]["metrics"].get("significance", "student")

@@ -48,6 +48,9 @@ def grid(config: ExperimentConfig) -> list[dict[str, Any]]:
     for key, values in config.sweep.items():
         if not isinstance(values, list) or not values:
             raise ConfigError(f"sweep.{key}", f"expected a non-empty list of values, got {values!r}")
+        if key.split(".")[0] == "embedding":  # its vectors are computed once and shipped to every point
+            raise ConfigError(f"sweep.{key}", "the points of a sweep share one embedder; run one experiment per "
+                                              "embedding setting (openclaw-lab run … --set embedding.…=…)")  # fmt: skip
     return [dict(zip(keys, combo)) for combo in itertools.product(*config.sweep.values())]
 
 

@@ -105,6 +105,8 @@ def test_compare_keeps_only_the_named_categories(locomo_run, tmp_path, capsys):
     with pytest.raises(ValueError, match="^categories: .* has no questions.csv"):
         compare_dirs([older], categories=subset)
     assert list(compare_dirs([older]).index) == ["dense", "bm25"]  # without a filter it still compares
+    both = compare_dirs([locomo_run.path, locomo_run.path], level="turn", metrics=["recall@5"], categories=subset)
+    assert both.iloc[0]["recall@5"] == table.loc["dense", "recall@5"]  # two folders, the same filtered questions
 
 
 def test_named_speaker_recall_splits_a_run_by_the_speaker_a_question_names(locomo_run):

@@ -16,6 +16,12 @@ def test_grid_is_the_cartesian_product():
         grid(ExperimentConfig.from_dict({"name": "s"}))
 
 
+def test_a_sweep_over_the_embedding_is_refused_since_its_points_share_one_embedder():
+    config = ExperimentConfig.from_dict({"name": "s", "sweep": {"embedding.long_texts": ["truncate", "windows"]}})
+    with pytest.raises(ValueError, match=r"^sweep.embedding.long_texts: the points of a sweep share one embedder"):
+        grid(config)
+
+
 def test_pareto_front_by_hand():
     points = pd.DataFrame({"footprint": [0.2, 0.4, 0.5, 0.6, 0.9], "recall": [0.5, 0.7, 0.6, 0.8, 0.8]})
     front = pareto_front(points)
