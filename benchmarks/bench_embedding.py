@@ -1,7 +1,8 @@
-"""Encode throughput: raw sentence-transformers against the manager's add path, a cached re-add, and the
-encoder backends (torch, onnx, onnx-int8) with what each changes in the gated metrics of a LoCoMo run.
+"""Encode throughput: raw sentence-transformers against the manager's add path, a cached re-add, the
+encoder backends (torch, onnx, onnx-int8) with what each changes in the gated metrics of a LoCoMo run,
+and session-long texts read in windows against truncated at the model's window.
 
-    python benchmarks/bench_embedding.py [--texts 2000] [--experiment experiments/ci-gate.toml]
+    python benchmarks/bench_embedding.py [--texts 2000] [--sessions 100] [--experiment experiments/ci-gate.toml]
 
 Targets (issue 2): the manager's overhead over raw encoding at most 10%; a cached re-add at least
 20x faster than a cold one. Issue 16: another backend becomes the default only if it is >= 1.5x faster
@@ -46,6 +47,7 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--texts", type=int, default=2000)
     parser.add_argument("--repeats", type=int, default=2)
+    parser.add_argument("--sessions", type=int, default=100, help="session-long texts for the long_texts timing")
     parser.add_argument("--experiment", type=Path, default=ROOT / "experiments" / "ci-gate.toml")
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
     args = parser.parse_args()
@@ -73,7 +75,28 @@ def main() -> None:
         print(f"{name:<38}{seconds:>9.2f}{n / seconds:>10.0f}")
     print(f"manager cold / raw encode: {cold / raw:.3f}  (target <= 1.10)")
     print(f"cold / warm re-add:        {cold / warm:.1f}x  (target >= 20x)")
+    compare_long_texts(texts, args.sessions, args.repeats)
     compare_backends(texts, args.backends, args.experiment, args.repeats)
+
+
+def compare_long_texts(texts: list[str], sessions: int, repeats: int) -> None:
+    """Sessions/s read in windows (the default) against truncated, on texts of 40 turns each."""
+    per_session = 40
+    long = [" ".join(texts[(i * per_session + j) % len(texts)] for j in range(per_session)) for i in range(sessions)]
+    encoders = {mode: Embedder(cache=False, long_texts=mode) for mode in ("truncate", "windows")}
+    encoders["windows"]._model = encoders["truncate"].st_model  # the same loaded weights
+    seconds: dict[str, list[float]] = {mode: [] for mode in encoders}
+    for _ in range(repeats):
+        for mode, encoder in encoders.items():
+            seconds[mode].append(timed(lambda: encoder.encode_uncached(long, progress=False)))
+    windowed = encoders["windows"]
+    tokens = sum(windowed.count_tokens(text) for text in long) / sessions
+    windows = sum(len(windowed.windows(text)) for text in long) / sessions
+    print(f"\nlong texts: {sessions} sessions of {per_session} turns ({tokens:.0f} tokens, {windows:.1f} windows "
+          f"each), best of {repeats}")
+    for mode in encoders:
+        print(f"{mode:<10}{sessions / min(seconds[mode]):>10.1f} sessions/s")
+    print(f"windows / truncate time: {min(seconds['windows']) / min(seconds['truncate']):.2f}x")
 
 
 def compare_backends(texts: list[str], backends: list[str], experiment: Path, repeats: int) -> None:

@@ -236,23 +236,33 @@ class Embedder:
 
     def windows(self, text: str) -> list[str]:
         """``text`` cut, between tokens, into pieces that each fit the model's window (one piece if it fits)."""
+        return [piece for piece, _ in self._cut([text])[0]]
+
+    def _cut(self, texts: list[str]) -> list[list[tuple[str, int]]]:
+        """Each text's pieces that fit the model's window, with their token counts."""
         width = self.st_model.max_seq_length - 2  # [CLS] and [SEP] take two places
-        offsets = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True,
-                                 verbose=False)["offset_mapping"]  # fmt: skip
-        if len(offsets) <= width:
-            return [text]
-        starts = range(0, len(offsets), width)
-        return [text[offsets[i][0] : offsets[min(i + width, len(offsets)) - 1][1]] for i in starts]
+        spans = self.tokenizer(texts, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        cuts = []
+        for text, offsets in zip(texts, spans["offset_mapping"]):
+            n = len(offsets)
+            starts = range(0, n, width) if n > width else []
+            cuts.append([(text[offsets[i][0] : offsets[min(i + width, n) - 1][1]], min(width, n - i)) for i in starts]
+                        or [(text, n)])  # fmt: skip
+        return cuts
 
     def _windowed(self, texts: list[str], show: bool) -> np.ndarray:
-        pieces = [self.windows(text) for text in texts]
-        vectors = self._model_encode([piece for group in pieces for piece in group], show)
-        weights = np.array([self.count_tokens(piece) or 1 for group in pieces for piece in group], dtype=np.float32)
+        cuts = self._cut(texts)
+        pieces = [piece for cut in cuts for piece in cut]
+        vectors = self._model_encode([text for text, _ in pieces], show)
+        weights = np.array([tokens for _, tokens in pieces], dtype=np.float32)
         out, start = np.empty((len(texts), vectors.shape[1]), dtype=np.float32), 0
-        for i, group in enumerate(pieces):
-            end = start + len(group)
-            mean = weights[start:end] @ vectors[start:end]
-            out[i] = mean / np.linalg.norm(mean)
+        for i, cut in enumerate(cuts):
+            end = start + len(cut)
+            if len(cut) == 1:
+                out[i] = vectors[start]  # a text within one window: exactly the model's vector
+            else:
+                mean = weights[start:end] @ vectors[start:end]
+                out[i] = mean / np.linalg.norm(mean)
             start = end
         return out
 
