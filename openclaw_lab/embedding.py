@@ -219,7 +219,7 @@ class Embedder:
     def count_tokens(self, text: str) -> int:
         """Tokens of ``text`` under this model's tokenizer, without special tokens (each text counted once)."""
         if (count := self._token_counts.get(text)) is None:
-            count = self._token_counts[text] = len(self.tokenizer.encode(text, add_special_tokens=False))
+            count = self._token_counts[text] = len(self.tokenizer.encode(text, add_special_tokens=False, verbose=False))
         return count
 
     def encode_uncached(self, texts: Sequence[str], progress: bool | None = None) -> np.ndarray:
