@@ -204,6 +204,7 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
     first = HybridFirstStage(first_stage_sources(("dense", "bm25", "context"), RandomEmbedder(), store=store))
     first.index(items)
     candidates = {q: first.search_candidates(q, 100) for q in queries}  # the reranker's input, found beforehand
+    deeper = {q: first.search_candidates(q, 200) for q in queries}
     learned = cross_fitted_features(("dense", "bm25", "context"))
     with_splade = cross_fitted_features(("dense", "bm25", "context", "splade"))  # a fourth source's features
     memory_aware = MemoryAwareRetriever(dense, clock, candidates=100)
@@ -222,6 +223,7 @@ def bench(n: int, n_queries: int, n_rank_bm25: int) -> list[tuple[str, float, st
         ("rerank (shipped model, 50 cand.)", lambda q: shipped.search(q, K)),
         ("learned scoring only (session, 100 cand.)", lambda q: learned.scores(q, candidates[q], NOW)),
         ("  (same, with splade's features)", lambda q: with_splade.scores(q, candidates[q], NOW)),
+        ("  (same, 200 cand.)", lambda q: with_splade.scores(q, deeper[q], NOW)),
         ("memory-aware (dense, 100 cand.)", lambda q: memory_aware.search(q, K)),
         ("time-aware boost (bm25, 'last week')", lambda q: time_aware.search(q + " last week", K)),
     ]

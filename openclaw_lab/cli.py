@@ -154,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--test", default=None, choices=["student", "fisher", "tukey"],
                          help="the paired test (default: the run's metrics.significance)")
     compare.add_argument("--metrics", type=_names, default=None, metavar="M,M",
-                         help="ranx metrics to compare (default: recall@10,hit_rate@5,ndcg@10,mrr)")
+                         help="ranx's metrics or recall_all@k, ndcg_lme@k (default: recall@10,hit_rate@5,ndcg@10,mrr)")
     compare.add_argument("--categories", type=_names, default=None, metavar="C,C",
                          help="only questions of these categories (e.g. single-hop,multi-hop,temporal,open-domain)")
     compare.set_defaults(handler=_compare)

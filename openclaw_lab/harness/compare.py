@@ -1,6 +1,7 @@
-"""Compare systems on the same questions with ranx.compare: scores, paired tests, p-values.
+"""Compare systems on the same questions: scores, paired tests (ranx's), p-values.
 
-The first run is the baseline; each other system gets a p-value against it per metric.
+The first run is the baseline; each other system gets a p-value against it per metric. Metrics are
+ranx's names and ours (``recall_all@k``, ``ndcg_lme@k``), scored per question as ``metrics.json`` is.
 """
 
 from __future__ import annotations
@@ -10,9 +11,9 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from ranx import Qrels, Run, compare
+from ranx.statistical_tests import compute_statistical_significance
 
-from openclaw_lab.harness.metrics import complete_run
+from openclaw_lab.harness.metrics import question_scores
 from openclaw_lab.harness.results import read_run
 from openclaw_lab.retrieval.protocol import RunDict
 
@@ -31,15 +32,17 @@ def compare_runs(
     """A table: one row per system (baseline first), metric means and p-values against the baseline."""
     if len(runs) < 2:
         raise ValueError(f"runs: need at least two systems to compare, got {list(runs)}")
-    ranx_runs = [Run(complete_run(run, qrels), name=name) for name, run in runs.items()]
-    report = compare(Qrels(dict(qrels)), ranx_runs, list(metrics), stat_test=stat_test, max_p=max_p, rounding_digits=4)
-    data = report.to_dict()
-    baseline = data["model_names"][0]
+    scores = {name: question_scores(qrels, run, metrics) for name, run in runs.items()}
+    tests = compute_statistical_significance(
+        list(runs), {name: {m: table[m].to_numpy() for m in metrics} for name, table in scores.items()},
+        stat_test=stat_test, max_p=max_p,
+    )
+    baseline = next(iter(runs))
     rows = []
-    for name in data["model_names"]:
-        row = {"system": name, **data[name]["scores"]}
+    for name, table in scores.items():
+        row = {"system": name, **table.mean().round(4).to_dict()}
         for metric in metrics:
-            row[f"p({metric})"] = None if name == baseline else data[name]["comparisons"][baseline][metric]
+            row[f"p({metric})"] = None if name == baseline else tests[baseline, name][metric]["p_value"]
         rows.append(row)
     return pd.DataFrame(rows).set_index("system")
 

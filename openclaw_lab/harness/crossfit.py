@@ -88,7 +88,10 @@ def fine_tuning_triplets(
 
 
 class CrossFittedReranker:
-    """The learned reranker, fitted ``folds`` times, each fold's model scoring only conversations it never saw."""
+    """The learned reranker, fitted ``folds`` times, each fold's model scoring only conversations it never saw.
+
+    Each question's model reads its ``max(candidates, depth)`` best first-stage candidates (``depth``: the run's).
+    """
 
     def __init__(
         self, embedder: Embedder, *, folds: int = 5, candidates: int = 50, C: float = 1.0, seed: int = 0,

@@ -29,7 +29,7 @@ from openclaw_lab.retrieval.protocol import RunDict
 __all__ = [
     "ALIASES", "NO_HIT", "metric_names", "qrels_for", "to_level", "complete_run", "evaluate_run",
     "by_category", "memory_counts", "memory_ratios", "pareto_front", "recall_at_footprint", "STAT_TESTS",
-    "question_counts", "question_table", "unscored_note", "mcnemar",
+    "question_counts", "question_table", "unscored_note", "mcnemar", "question_scores",
 ]  # fmt: skip
 
 NO_HIT = "__no_hit__"
@@ -115,6 +115,9 @@ def _ndcg_lme(qrels: Mapping[str, Mapping[str, int]], ranked: Mapping[str, list[
     return out
 
 
+OWN_METRICS = {"recall_all": _recall_all, "ndcg_lme": _ndcg_lme}  # the metrics ranx lacks
+
+
 @lru_cache(maxsize=8)
 def _ranx_qrels(qrels: tuple[tuple[str, tuple[tuple[str, int], ...]], ...]) -> Qrels:
     """ranx's Qrels, built once for the labels that every system, and every sweep point, is scored against."""
@@ -127,19 +130,38 @@ def evaluate_run(
     """Per-question scores (rows: question ids; columns: metric names)."""
     if not qrels:
         raise ValueError("qrels: no question has evidence; nothing to evaluate")
-    run = complete_run(run, qrels)
-    ranx_run = Run(run)
     names = [f"{family}@{k}" for family in RANX_FAMILIES for k in ks] + ["mrr"]
-    evaluate(_ranx_qrels(tuple((qid, tuple(docs.items())) for qid, docs in qrels.items())), ranx_run, names,
-             save_results_in_run=True)  # fmt: skip
-    table = pd.DataFrame({name: pd.Series(ranx_run.scores[name]) for name in names})
-    ranked = _ranked(run, qrels, max(ks))  # one sort per question for the metrics ranx lacks
-    for k in ks:
-        table[f"recall_all@{k}"] = pd.Series(_recall_all(qrels, ranked, k))
-    if "longmemeval" in ndcg_variants:
-        for k in ks:
-            table[f"ndcg_lme@{k}"] = pd.Series(_ndcg_lme(qrels, ranked, k))
-    return table.loc[list(qrels)].astype(float)
+    own = ["recall_all", *(["ndcg_lme"] if "longmemeval" in ndcg_variants else [])]
+    names += [f"{family}@{k}" for family in own for k in ks]
+    return question_scores(qrels, run, names)
+
+
+def question_scores(qrels: Mapping[str, Mapping[str, int]], run: RunDict, metrics: Sequence[str]) -> pd.DataFrame:
+    """Per-question scores of ``metrics``: any of ranx's names, and ours (``recall_all@k``, ``ndcg_lme@k``)."""
+    run = complete_run(run, qrels)
+    own = {name: _own_metric(name) for name in metrics if name.split("@")[0] in OWN_METRICS}
+    table = pd.DataFrame(index=list(qrels))
+    if ranx_names := [name for name in metrics if name not in own]:
+        ranx_run = Run(run)
+        try:
+            evaluate(_ranx_qrels(tuple((qid, tuple(docs.items())) for qid, docs in qrels.items())), ranx_run,
+                     ranx_names, save_results_in_run=True)  # fmt: skip
+        except ValueError as error:
+            raise ValueError(f"metrics: {error} Ours: {', '.join(f'{f}@k' for f in OWN_METRICS)}.") from None
+        for name in ranx_names:
+            table[name] = pd.Series(ranx_run.scores[name])
+    if own:
+        ranked = _ranked(run, qrels, max(k for _, k in own.values()))  # one sort per question for ours
+        for name, (family, k) in own.items():
+            table[name] = pd.Series(OWN_METRICS[family](qrels, ranked, k))
+    return table[list(metrics)].astype(float)
+
+
+def _own_metric(name: str) -> tuple[str, int]:
+    family, _, cut = name.partition("@")
+    if not cut.isdigit() or int(cut) < 1:
+        raise ValueError(f"metrics: {name!r} needs a cut-off k >= 1, as in {family}@10")
+    return family, int(cut)
 
 
 def by_category(scores: pd.DataFrame, categories: Mapping[str, str]) -> pd.DataFrame:

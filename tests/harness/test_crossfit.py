@@ -45,6 +45,21 @@ def test_the_first_stage_sources_are_features_and_are_checked(embedder):
         CrossFittedReranker(embedder, session=1)
 
 
+def test_the_reranker_reads_more_candidates_than_the_run_keeps(embedder):
+    benchmark = generate(300, seed=6, n_conversations=3)
+    config = ExperimentConfig.from_dict({
+        "name": "crossfit-candidates", "memory": {"simulate_access": False}, "metrics": {"k": [10], "depth": 10},
+        "systems": [{"name": f"learned-{n}", "strategy": "learned-crossfit", "params": {"folds": 3, "candidates": n}}
+                    for n in (10, 30)],
+    })  # fmt: skip
+    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
+    for n in (10, 30):
+        assert max(len(ranked) for ranked in result.runs[f"learned-{n}.turn"].values()) == 10  # the run's depth
+        rows_per_query = [fold["candidates"] / fold["queries"] for fold in result.models[f"learned-{n}"]]
+        assert max(rows_per_query) <= n
+    assert min(fold["candidates"] / fold["queries"] for fold in result.models["learned-30"]) > 10
+
+
 def test_the_fine_tuned_encoder_never_ranks_a_conversation_it_was_fitted_on(embedder, tmp_path, monkeypatch):
     monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path))  # where the fold models are saved
     benchmark = generate(300, seed=7, n_conversations=3)

@@ -78,6 +78,21 @@ def test_compare_gives_p_values_against_the_first_system(locomo_run):
         compare_dirs([locomo_run.path], baseline="bm52")
 
 
+def test_compare_tests_our_own_metrics_as_metrics_json_scores_them(locomo_run):
+    from openclaw_lab.harness.compare import compare_dirs
+
+    table = compare_dirs([locomo_run.path], level="turn", metrics=["recall_all@5", "recall@5"])
+    for system in ("dense", "bm25"):
+        for metric in ("recall_all@5", "recall@5"):
+            assert table.loc[system, metric] == round(locomo_run.metrics[system][f"turn.{metric}"], 4)
+    assert table.loc["dense", "recall_all@5"] < table.loc["dense", "recall@5"]  # every piece of evidence, not any
+    assert 0.0 <= table.loc["bm25", "p(recall_all@5)"] <= 1.0
+    with pytest.raises(ValueError, match="^metrics: 'recall_all' needs a cut-off"):
+        compare_dirs([locomo_run.path], metrics=["recall_all"])
+    with pytest.raises(ValueError, match="^metrics: .*recal.* Ours: recall_all@k, ndcg_lme@k"):
+        compare_dirs([locomo_run.path], metrics=["recal@5"])
+
+
 def test_compare_keeps_only_the_named_categories(locomo_run, tmp_path, capsys):
     import shutil
 
