@@ -184,8 +184,10 @@ def test_longmemeval_format_under_the_official_protocol(embedder, tmp_path, monk
     result = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
     evaluated = set(result.qrels["session"])
     assert evaluated and not any(qid.endswith("_abs") for qid in evaluated)
-    for name in ("dense", "finetuned", "learned-finetuned", "learned-finetuned-combsum"):  # whole sessions as triplets
+    fine_tuned = ("finetuned", "learned-finetuned", "learned-finetuned-combsum", "learned-finetuned-2-epochs-200")
+    for name in ("dense", *fine_tuned):  # whole sessions as triplets
         assert set(result.runs[f"{name}.session"]) == evaluated
+    assert all("epochs=2" in fold["encoder"]["tuner"] for fold in result.models["learned-finetuned-2-epochs-200"])
     assert 0.0 <= result.metrics["dense"]["session.hit_rate@5"] <= 1.0
     assert result.metrics["dense"]["session.recall_all@50"] == 1.0  # tiny haystacks: everything is within 50
     # a whole session is one memory, alone in its session: neighbour context changes nothing there
