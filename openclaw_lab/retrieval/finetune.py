@@ -141,6 +141,7 @@ class FineTuner:
         model.eval()
         # Saved beside its final name and renamed into place: a crash leaves no half-written model to load.
         path.parent.mkdir(parents=True, exist_ok=True)
+        _remove_abandoned(path.parent)
         partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
         model.save(str(partial), create_model_card=False)
@@ -152,3 +153,21 @@ class FineTuner:
             shutil.rmtree(partial, ignore_errors=True)
             if not (path / "modules.json").is_file():  # else another process saved the same model first
                 raise
+
+
+def _remove_abandoned(folder: Path) -> None:
+    """Delete the partial copies in ``folder`` whose process is gone (killed before its rename); a live one is saving."""
+    for partial in folder.glob("*.partial-*"):
+        pid = partial.name.rpartition("-")[2]
+        if pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(partial, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)  # signal 0: only asks whether the process exists
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # it exists, under another user
+    return True
