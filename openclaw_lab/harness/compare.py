@@ -33,6 +33,7 @@ def compare_runs(
     if len(runs) < 2:
         raise ValueError(f"runs: need at least two systems to compare, got {list(runs)}")
     scores = {name: question_scores(qrels, run, metrics) for name, run in runs.items()}
+    # ranx.compare scores only ranx's metrics; the paired tests it runs take per-question scores of any metric
     tests = compute_statistical_significance(
         list(runs), {name: {m: table[m].to_numpy() for m in metrics} for name, table in scores.items()},
         stat_test=stat_test, max_p=max_p,
