@@ -20,6 +20,7 @@ import json
 import os
 import random
 import shutil
+import socket
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -142,7 +143,7 @@ class FineTuner:
         # Saved beside its final name and renamed into place: a crash leaves no half-written model to load.
         path.parent.mkdir(parents=True, exist_ok=True)
         _remove_abandoned(path.parent)
-        partial = path.with_name(f"{path.name}.partial-{os.getpid()}")
+        partial = path.with_name(f"{path.name}.partial-{socket.gethostname()}-{os.getpid()}")
         shutil.rmtree(partial, ignore_errors=True)
         model.save(str(partial), create_model_card=False)
         if path.is_dir() and not (path / "modules.json").is_file():
@@ -156,10 +157,13 @@ class FineTuner:
 
 
 def _remove_abandoned(folder: Path) -> None:
-    """Delete the partial copies in ``folder`` whose process is gone (killed before its rename); a live one is saving."""
+    """Delete the partial copies that this host's killed processes left in ``folder`` (before their rename).
+
+    A live process is still saving its copy; another host's processes cannot be seen from here (a shared cache).
+    """
     for partial in folder.glob("*.partial-*"):
-        pid = partial.name.rpartition("-")[2]
-        if pid.isdigit() and not _alive(int(pid)):
+        host, _, pid = partial.name.partition(".partial-")[2].rpartition("-")
+        if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
             shutil.rmtree(partial, ignore_errors=True)
 
 

@@ -2,6 +2,7 @@
 
 import json
 import signal
+import socket
 import subprocess
 import sys
 
@@ -77,10 +78,13 @@ FineTuner(epochs=1, batch_size=3, folder={str(tmp_path)!r}).fit(Embedder(cache=F
     assert not (tmp_path / key).exists()  # only the written copy beside it, which is never loaded
     assert [p.name.split(".")[0] for p in tmp_path.iterdir()] == [key]
     assert next(tmp_path.iterdir()).name.startswith(f"{key}.partial-")
-    (tmp_path / f"{key}.partial-1").mkdir()  # process 1 is alive: as if it were saving the same model now
+    saving = [f"{key}.partial-{socket.gethostname()}-1",  # process 1 is alive: as if it were saving the model now
+              f"{key}.partial-elsewhere-4194305"]  # another host's: no process here has that id, yet it is kept
+    for name in saving:
+        (tmp_path / name).mkdir()
     fitted = tuner.fit(embedder, triplets(), progress=False)
     assert (tmp_path / key / "modules.json").is_file() and fitted.encode(["a question"]).shape == (1, 384)
-    assert sorted(p.name for p in tmp_path.iterdir()) == [key, f"{key}.partial-1"]  # the killed one's copy is gone
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([key, *saving])  # the killed one's copy is gone
 
 
 def test_a_folder_left_without_a_model_is_fitted_over(embedder, tmp_path):
