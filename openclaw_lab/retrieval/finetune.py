@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 from openclaw_lab.embedding import Embedder, default_cache_path, default_model_path
 from openclaw_lab.model import check_k, check_text
 
@@ -163,15 +165,5 @@ def _remove_abandoned(folder: Path) -> None:
     """
     for partial in folder.glob("*.partial-*"):
         host, _, pid = partial.name.partition(".partial-")[2].rpartition("-")
-        if host == socket.gethostname() and pid.isdigit() and not _alive(int(pid)):
+        if host == socket.gethostname() and pid.isdigit() and not psutil.pid_exists(int(pid)):
             shutil.rmtree(partial, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)  # signal 0: only asks whether the process exists
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True  # it exists, under another user
-    return True
