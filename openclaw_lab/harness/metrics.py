@@ -130,10 +130,7 @@ def evaluate_run(
     """Per-question scores (rows: question ids; columns: metric names)."""
     if not qrels:
         raise ValueError("qrels: no question has evidence; nothing to evaluate")
-    names = [f"{family}@{k}" for family in RANX_FAMILIES for k in ks] + ["mrr"]
-    own = ["recall_all", *(["ndcg_lme"] if "longmemeval" in ndcg_variants else [])]
-    names += [f"{family}@{k}" for family in own for k in ks]
-    return question_scores(qrels, run, names)
+    return question_scores(qrels, run, metric_names(ks, ndcg_variants))
 
 
 def question_scores(qrels: Mapping[str, Mapping[str, int]], run: RunDict, metrics: Sequence[str]) -> pd.DataFrame:
