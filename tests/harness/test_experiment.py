@@ -124,16 +124,22 @@ def test_compare_keeps_only_the_named_categories(locomo_run, tmp_path, capsys):
     assert both.iloc[0]["recall@5"] == table.loc["dense", "recall@5"]  # two folders, the same filtered questions
 
 
-def test_named_speaker_recall_splits_a_run_by_the_speaker_a_question_names(locomo_run):
+def load_script(name: str):
     import importlib.util
+
+    path = Path(__file__).resolve().parents[2] / "scripts" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(name, path)
+    script = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(script)
+    return script
+
+
+def test_named_speaker_recall_splits_a_run_by_the_speaker_a_question_names(locomo_run):
     from datetime import datetime
 
     from openclaw_lab.datasets.types import Question
 
-    path = Path(__file__).resolve().parents[2] / "scripts" / "named_speaker_recall.py"
-    spec = importlib.util.spec_from_file_location("named_speaker_recall", path)
-    script = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(script)
+    script = load_script("named_speaker_recall")
     speaker_of = {"D1:1": "Ann", "D1:2": "Bo"}
 
     def ask(text: str, evidence: tuple[str, ...]) -> Question:
@@ -147,6 +153,38 @@ def test_named_speaker_recall_splits_a_run_by_the_speaker_a_question_names(locom
     assert table["questions"].sum() == locomo_run.questions["scored"]["turn"]
     overall = (table["dense R@10"] * table["questions"]).sum() / table["questions"].sum()
     assert overall == pytest.approx(locomo_run.metrics["dense"]["turn.recall@10"])  # the groups partition the run
+
+
+def test_evidence_gap_counts_the_missed_sessions_by_the_words_they_share(locomo_run):
+    from datetime import datetime
+
+    from openclaw_lab.datasets.types import Conversation, Question, Session, Turn
+
+    script = load_script("evidence_gap")
+    day = datetime(2020, 1, 1)
+    conversation = Conversation("c", (
+        Session("s1", day, (Turn("D1:1", "Ann", "I adopted a puppy"), Turn("D1:2", "Bo", "Lovely"))),
+        Session("s2", day, (Turn("D2:1", "Ann", "Went running at dawn", caption="a beach"),)),
+        Session("s3", day, (Turn("D3:1", "Ann", "Nothing new"),)),
+    ), speakers=("Ann", "Bo"))  # fmt: skip
+    question = Question("q", "c", "Which pets and hobbies does Ann have?", "a puppy; running", "multi-hop", day,
+                        ("D1:1", "D2:1"))  # fmt: skip
+    assert script.evidence_words(question, conversation) == {"s1": {"adopt", "puppi"},
+                                                             "s2": {"went", "run", "dawn", "beach"}}  # fmt: skip
+    question = Question("q", "c", "Which pets and hobbies does Ann have? A puppy?", "running", "multi-hop", day,
+                        ("D1:1", "D2:1"))  # fmt: skip
+    rows = script.gap_rows(question, conversation, ["s1", "s2"], {"s1": 0.2, "s2": 0.1, "s3": 0.3}, k=1)
+    assert [(r["retrieved"], r["shares_question"], r["shares_answer"]) for r in rows] == [
+        (False, True, False), (False, False, True)]  # fmt: skip  ("Ann" is a name, so s2 shares no question word)
+
+    table, rows = script.main(str(locomo_run.path), "dense", k=5)
+    assert script.session_recall(rows) == pytest.approx(locomo_run.metrics["dense"]["session.recall@5"])
+    assert script.session_recall(rows) <= script.session_recall(rows, rows["shares_question"]) <= 1
+    assert script.session_recall(rows, rows["category"].notna()) == 1
+    assert table["evidence sessions"].sum() == len(rows)
+    assert (table["missed, no word of question or answer"] <= table["missed, no word of the question"]).all()
+    bound = table[["missed at 5", "no word of the question"]].min(axis=1)
+    assert (table["missed, no word of the question"] <= bound).all()
 
 
 def test_a_second_run_never_overwrites_the_first(locomo_run, embedder):
