@@ -12,11 +12,13 @@ question a reader supplies. The table says how much of a session-recall gap is o
 from __future__ import annotations
 
 import argparse
+import sys
 
 import pandas as pd
 
 from openclaw_lab.datasets import load_locomo
 from openclaw_lab.datasets.types import Conversation, Question
+from openclaw_lab.errors import OpenClawError
 from openclaw_lab.harness.results import read_run
 from openclaw_lab.retrieval.tokenize import tokenize
 
@@ -54,6 +56,9 @@ def main(run_dir: str, system: str, k: int = 5) -> tuple[pd.DataFrame, pd.DataFr
     data = read_run(run_dir)
     benchmark = load_locomo(conversations=data["config"]["dataset"].get("conversations"))
     conversations = {c.id: c for c in benchmark.conversations}
+    if f"{system}.session" not in data["runs"]:
+        systems = sorted(name.rsplit(".", 1)[0] for name in data["runs"] if name.endswith(".session"))
+        raise ValueError(f"system: {system!r} has no session run in {data['path']}; it has {', '.join(systems)}")
     qrels, run = data["qrels"]["session"], data["runs"][f"{system}.session"]
     rows = pd.DataFrame([
         row for q in benchmark.questions if q.id in qrels
@@ -84,7 +89,10 @@ if __name__ == "__main__":
     parser.add_argument("system")
     parser.add_argument("--k", type=int, default=5)
     args = parser.parse_args()
-    table, rows = main(args.run_dir, args.system, args.k)
+    try:
+        table, rows = main(args.run_dir, args.system, args.k)
+    except (OpenClawError, FileNotFoundError, ValueError) as error:
+        sys.exit(f"evidence_gap: {error}")
     print(table.to_markdown())
     standard = rows[rows["category"] != "adversarial"]  # LoCoMo's categories 1-4, issue 20's subset
     print(f"\ncategories 1-4: session recall@{args.k} {session_recall(standard):.3f}; counting every evidence session "

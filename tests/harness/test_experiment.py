@@ -185,6 +185,8 @@ def test_evidence_gap_counts_the_missed_sessions_by_the_words_they_share(locomo_
     assert (table["missed, no word of question or answer"] <= table["missed, no word of the question"]).all()
     bound = table[["missed at 5", "no word of the question"]].min(axis=1)
     assert (table["missed, no word of the question"] <= bound).all()
+    with pytest.raises(ValueError, match="'learned' has no session run .* it has bm25, dense"):
+        script.main(str(locomo_run.path), "learned")
 
 
 def test_a_second_run_never_overwrites_the_first(locomo_run, embedder):
