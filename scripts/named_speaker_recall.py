@@ -16,6 +16,7 @@ import pandas as pd
 
 from openclaw_lab.datasets import load_locomo
 from openclaw_lab.datasets.types import Question
+from openclaw_lab.errors import OpenClawError
 from openclaw_lab.harness.metrics import evaluate_run
 from openclaw_lab.harness.results import read_run
 
@@ -45,6 +46,8 @@ def main(run_dir: str, systems: list[str]) -> pd.DataFrame:
     groups = groups.set_index("question")
     columns = {}
     for system in systems or [s["name"] for s in data["config"]["systems"]]:
+        if f"{system}.turn" not in data["runs"]:
+            raise ValueError(f"system: {system!r} has no turn run in {data['path']}")
         run = data["runs"][f"{system}.turn"]
         recall = evaluate_run(qrels, run, [K])[f"recall@{K}"]
         top = {q.id: sorted(run[q.id], key=lambda turn: (-run[q.id][turn], turn))[:K] for q in questions}
@@ -57,4 +60,7 @@ def main(run_dir: str, systems: list[str]) -> pd.DataFrame:
 
 
 if __name__ == "__main__":
-    print(main(sys.argv[1], sys.argv[2:]).round(3).to_markdown())
+    try:
+        print(main(sys.argv[1], sys.argv[2:]).round(3).to_markdown())
+    except (OpenClawError, FileNotFoundError, ValueError) as error:
+        sys.exit(f"named_speaker_recall: {error}")

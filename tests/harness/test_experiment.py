@@ -153,6 +153,8 @@ def test_named_speaker_recall_splits_a_run_by_the_speaker_a_question_names(locom
     assert table["questions"].sum() == locomo_run.questions["scored"]["turn"]
     overall = (table["dense R@10"] * table["questions"]).sum() / table["questions"].sum()
     assert overall == pytest.approx(locomo_run.metrics["dense"]["turn.recall@10"])  # the groups partition the run
+    with pytest.raises(ValueError, match="'learned' has no turn run"):
+        script.main(str(locomo_run.path), ["learned"])
 
 
 def test_evidence_gap_counts_the_missed_sessions_by_the_words_they_share(locomo_run):
