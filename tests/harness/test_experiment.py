@@ -177,7 +177,7 @@ def test_evidence_gap_counts_the_missed_sessions_by_the_words_they_share(locomo_
                         ("D1:1", "D2:1"))  # fmt: skip
     rows = script.gap_rows(question, conversation, ["s1", "s2"], {"s1": 0.2, "s2": 0.1, "s3": 0.3}, k=1)
     assert [(r["retrieved"], r["shares_question"], r["shares_answer"]) for r in rows] == [
-        (False, True, False), (False, False, True)]  # fmt: skip  ("Ann" is a name, so s2 shares no question word)
+        (False, True, False), (False, False, True)]  # fmt: skip
 
     table, rows = script.main(str(locomo_run.path), "dense", k=5)
     assert script.session_recall(rows) == pytest.approx(locomo_run.metrics["dense"]["session.recall@5"])
