@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 export OPENCLAW_LAB_DATA ?= $(abspath ../shared/datasets)
 export OPENCLAW_LAB_CACHE ?= $(abspath .cache)
 
-.PHONY: run test gate lab bench clean
+.PHONY: run test test-slow gate lab bench clean
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -27,16 +27,20 @@ run: $(VENV)/.installed
 # processes, a local Ray's GCS server has failed to come up within Ray's 120 s (CI, 2 cores).
 test: $(VENV)/.installed
 	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist loadfile tests notebooks --nbval-lax \
-		--ignore=tests/harness/test_engine.py
+		--ignore=tests/harness/test_engine.py -m "not slow"
 	$(PY) -m pytest -q tests/harness/test_engine.py
 	$(MAKE) gate
 
-# The regression gate: LoCoMo conv-26 + conv-30 must reproduce the committed baseline to the last digit.
-# Its embeddings come from a cache of its own, filled by its own batches: a vector cached by another run's
-# batch can differ in the last bits (padding changes the kernels' shapes), enough to swap a near tie.
+# The benchmark-scale tests: each has a smaller version of its check in the default run.
+test-slow: $(VENV)/.installed
+	$(PY) -m pytest -q tests -m slow
+
+# The regression gate: LoCoMo conv-26 + conv-30 against the committed baseline, question by question: a
+# metric fails when it drops by more than its tolerance and the paired test says so (experiments/ci-gate.toml).
+# Its embeddings come from a cache of its own, filled by its own batches and threads (the vectors' last bits).
 gate: $(VENV)/.installed
 	OPENCLAW_LAB_CACHE=$(abspath .cache/gate) $(VENV)/bin/openclaw-lab run experiments/ci-gate.toml --results results/ci
-	$(VENV)/bin/openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json --exact
+	$(VENV)/bin/openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json
 
 lab: $(VENV)/.installed
 	$(VENV)/bin/jupyter lab notebooks/

@@ -89,17 +89,23 @@ def _report(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    from openclaw_lab.harness.check import check_run, write_baseline
+    from openclaw_lab.harness.check import GateSettings, check_run, write_baseline
+    from openclaw_lab.harness.results import read_run
 
     if args.update:
         write_baseline(args.result, args.baseline)
         print(f"baseline written: {args.baseline}")
         return 0
-    failures = check_run(args.result, args.baseline, args.tolerance, args.exact)
-    for failure in failures:
-        print(f"REGRESSION {failure}")
-    print("check passed" if not failures else f"check failed: {len(failures)} metric(s) regressed")
-    return 1 if failures else 0
+    settings = GateSettings.of_run(read_run(args.result)["config"]["metrics"], tolerance=args.tolerance,
+                                   max_p=args.max_p, exact=args.exact or None)  # fmt: skip
+    verdicts = check_run(args.result, args.baseline, settings)
+    for verdict in verdicts:
+        if verdict.status != "equal":
+            print(f"{verdict.status.upper() if verdict.failed else verdict.status:<15} {verdict}")
+    failed = [v for v in verdicts if v.failed]
+    counts = ", ".join(f"{sum(v.status == s for v in verdicts)} {s}" for s in dict.fromkeys(v.status for v in verdicts))
+    print(f"check {'failed' if failed else 'passed'}: {len(verdicts)} metric(s), {counts}")
+    return 1 if failed else 0
 
 
 def _export(args: argparse.Namespace) -> int:
@@ -115,6 +121,15 @@ def _download(args: argparse.Namespace) -> int:
 
     print(f"saved: {download(args.name, args.dest)}")
     return 0
+
+
+def _tolerance(text: str):
+    from openclaw_lab.harness.tolerance import Tolerance
+
+    try:
+        return Tolerance.parse(float(text) if not text.strip().endswith("%") else text, "--tolerance")
+    except ValueError as error:
+        raise argparse.ArgumentTypeError(str(error)) from None
 
 
 def _names(text: str) -> list[str]:
@@ -164,7 +179,9 @@ def build_parser() -> argparse.ArgumentParser:
     check = commands.add_parser("check", help="fail when gated metrics fall below a baseline")
     check.add_argument("result", type=Path)
     check.add_argument("--baseline", type=Path, required=True)
-    check.add_argument("--tolerance", type=float, default=0.01)
+    check.add_argument("--tolerance", type=_tolerance, default=None,
+                       help="override the run's metrics.gate_tolerance for every metric: 0.01 (absolute) or 2%%")
+    check.add_argument("--max-p", type=float, default=None, help="override metrics.gate_max_p (default 0.05)")
     check.add_argument("--update", action="store_true", help="write the baseline from this run instead")
     check.add_argument("--exact", action="store_true", help="fail on any difference from the baseline, up or down")
     check.set_defaults(handler=_check)

@@ -10,12 +10,13 @@ site-packages with the hub switched off: no network request is ever made.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import os
 import sqlite3
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -115,6 +116,23 @@ def _load_model(path: str, device: str) -> Any:
     return SentenceTransformer(path, device=device, local_files_only=True)
 
 
+@contextlib.contextmanager
+def torch_threads(threads: int | None) -> Iterator[None]:
+    """torch's intra-op thread count set to ``threads`` for the block (None: torch's own choice). A matrix
+    product's sums are split by thread, so the count moves the vectors' last bits from one machine to another."""
+    if threads is None:
+        yield
+        return
+    import torch
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(threads)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
+
+
 def text_key(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
@@ -163,7 +181,10 @@ class Embedder:
         device: str = "cpu",
         backend: str = "torch",
         long_texts: str = "windows",
+        threads: int | None = None,
     ) -> None:
+        if threads is not None and (isinstance(threads, bool) or not isinstance(threads, int) or threads < 1):
+            raise ValueError(f"threads: {threads!r} must be an integer >= 1")
         if backend not in BACKENDS:
             raise ValueError(f"backend: {backend!r} is not one of {', '.join(BACKENDS)}")
         if long_texts not in LONG_TEXTS:
@@ -180,6 +201,7 @@ class Embedder:
         self.batch_size = batch_size
         self.progress_threshold = progress_threshold
         self.device = device
+        self.threads = threads
         self._model: Any = None
         self._onnx: Any = None
         self._token_counts: dict[str, int] = {}  # a sweep counts the same memories' tokens at every point
@@ -269,13 +291,14 @@ class Embedder:
     def _model_encode(self, texts: list[str], show: bool) -> np.ndarray:
         if self.backend != "torch":
             return self.onnx_encoder.encode(texts, self.batch_size, show)
-        vectors = self.st_model.encode(
-            texts,
-            batch_size=self.batch_size,
-            normalize_embeddings=True,
-            convert_to_numpy=True,
-            show_progress_bar=show,
-        )
+        with torch_threads(self.threads):
+            vectors = self.st_model.encode(
+                texts,
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=show,
+            )
         return vectors.astype(np.float32, copy=False)
 
     def encode(self, texts: Sequence[str], progress: bool | None = None) -> np.ndarray:

@@ -110,3 +110,25 @@ def test_the_onnx_backends_encode_as_the_model_does_and_never_share_its_cache(tm
     assert cosines.min() > 0.8 and cosines.mean() > 0.9 and not np.allclose(int8, torch_vectors, atol=1e-3)  # quantised: close, not equal
     assert exported.stat().st_mtime_ns == written  # exported once, then read from disk
     assert np.allclose(np.linalg.norm(int8, axis=1), 1.0, atol=1e-5)
+
+
+def test_a_fixed_thread_count_is_used_while_encoding_and_given_back(embedder):
+    import torch
+
+    from openclaw_lab.embedding import Embedder
+
+    before = torch.get_num_threads()
+    seen = []
+    one = Embedder(cache=False, threads=1)
+    one._model = embedder.st_model
+    original = one.st_model.encode
+    one.st_model.encode = lambda *a, **k: (seen.append(torch.get_num_threads()), original(*a, **k))[1]
+    try:
+        vector = one.encode(["the harbour office"])
+    finally:
+        del one.st_model.encode
+    assert seen == [1] and torch.get_num_threads() == before
+    np.testing.assert_allclose(vector, embedder.encode_uncached(["the harbour office"]), atol=1e-5)
+    for bad in (0, "2", True):
+        with pytest.raises(ValueError, match="^threads: "):
+            Embedder(threads=bad)

@@ -5,7 +5,7 @@
 'locomo'
 """
 
-from openclaw_lab.harness.check import Regression, check_metrics, check_run, write_baseline
+from openclaw_lab.harness.check import GateSettings, Verdict, check_metrics, check_run, write_baseline
 from openclaw_lab.harness.compare import compare_dirs, compare_runs
 from openclaw_lab.harness.config import (
     ConsolidationConfig, DatasetConfig, ExperimentConfig, MemoryConfig, MetricsConfig, SystemConfig,
@@ -21,7 +21,7 @@ from openclaw_lab.harness.metrics import pareto_front, recall_at_footprint
 from openclaw_lab.harness.sweep import SweepResult, run_sweep
 
 __all__ = [
-    "Regression", "check_metrics", "check_run", "write_baseline", "compare_dirs", "compare_runs",
+    "GateSettings", "Verdict", "check_metrics", "check_run", "write_baseline", "compare_dirs", "compare_runs",
     "ConsolidationConfig", "DatasetConfig", "ExperimentConfig", "MemoryConfig", "MetricsConfig", "SystemConfig",
     "Built", "build", "make_retriever", "retrieve", "strategy_names", "ExperimentResult", "load_benchmark", "run_experiment", "evaluate_run", "qrels_for", "to_level",
     "ConversationReplay", "replay_conversation", "metrics_table", "write_report", "read_run", "SweepResult",

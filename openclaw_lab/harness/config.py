@@ -31,6 +31,7 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.environment import package_version
 from openclaw_lab.harness.metrics import NDCG_VARIANTS, SESSION_LABELS, STAT_TESTS, metric_names
 from openclaw_lab.harness.registry import did_you_mean
+from openclaw_lab.harness.tolerance import DEFAULT_MAX_P, DEFAULT_TOLERANCE, Tolerance
 
 __all__ = [
     "ExperimentConfig", "DatasetConfig", "EmbeddingConfig", "MemoryConfig", "ConsolidationConfig", "SystemConfig",
@@ -118,6 +119,13 @@ def _require(condition: bool, path: str, problem: str) -> None:
         raise ConfigError(path, problem)
 
 
+def _tolerance(value: Any, path: str) -> Tolerance:
+    try:
+        return Tolerance.parse(value, path)
+    except ValueError as error:
+        raise ConfigError(path, str(error).removeprefix(f"{path}: ")) from None
+
+
 def _one_of(value: str, choices: tuple[str, ...], path: str) -> None:
     if value not in choices:
         raise ConfigError(path, f"{value!r} is not one of {', '.join(choices)}", did_you_mean(value, choices))
@@ -146,6 +154,7 @@ class EmbeddingConfig:
     backend: str | None = None  # torch (sentence-transformers), onnx or onnx-int8 (onnxruntime)
     batch_size: int | None = None
     long_texts: str | None = None  # truncate (at the model's window) or windows (every window, averaged)
+    threads: int | None = None  # torch's thread count while encoding (fixed: the same last bits on any machine)
 
 
 @dataclass(frozen=True)
@@ -215,6 +224,11 @@ class MetricsConfig:
     session_labels: str = "answer-sessions"  # or "has-answer": LongMemEval's evaluation rule (see qrels_for)
     ndcg_variants: tuple[str, ...] = ("standard",)  # add "longmemeval" for ndcg_lme@k (ranks 1-2 undiscounted)
     gate: tuple[str, ...] = ("session.recall@10", "turn.recall@10")  # metrics checked by `openclaw-lab check`
+    # a gated metric fails when it drops by more than its tolerance (a number: absolute; "2%": relative to the
+    # baseline) and a paired test over the same questions gives p < gate_max_p
+    gate_tolerance: float | str = DEFAULT_TOLERANCE.absolute
+    gate_tolerances: dict[str, Any] = field(default_factory=dict)  # per gated metric, over gate_tolerance
+    gate_max_p: float = DEFAULT_MAX_P
     significance: str = "student"  # the paired test of `openclaw-lab compare` and report.md (ranx's stat_test)
     answer_budgets: tuple[int, ...] = ()  # token budgets for answer-in-context (empty: not measured)
     answer_system: str | None = None  # the system whose retrieval feeds the context (default: the first)
@@ -240,6 +254,12 @@ class MetricsConfig:
             if name not in computed:
                 raise ConfigError(f"metrics.gate[{i}]", f"{name!r} is not a metric this run computes",
                                   did_you_mean(name, computed))  # fmt: skip
+        _tolerance(self.gate_tolerance, "metrics.gate_tolerance")
+        for name, value in self.gate_tolerances.items():
+            _require(name in self.gate, f"metrics.gate_tolerances.{name}",
+                     f"is not a gated metric; metrics.gate has {', '.join(self.gate)}")  # fmt: skip
+            _tolerance(value, f"metrics.gate_tolerances.{name}")
+        _require(0 < self.gate_max_p <= 1, "metrics.gate_max_p", f"{self.gate_max_p!r} must be in (0, 1]")
 
     def computed(self) -> list[str]:
         """Every ``level.metric`` name this configuration computes, e.g. ``session.recall@10``."""

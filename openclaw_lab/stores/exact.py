@@ -29,11 +29,23 @@ STORE_FILE = "exact_store.npz"
 PENDING_ROWS = 50_000  # rows added before they join the matrix (one copy of it per this many rows)
 
 
-def top_k_indices(scores: np.ndarray, k: int) -> np.ndarray:
-    """Indices of the ``k`` largest scores, best first (argpartition, then a sort of k)."""
+def top_k_indices(scores: np.ndarray, k: int, ids: Sequence[str] | None = None) -> np.ndarray:
+    """Indices of the ``k`` largest scores, best first (argpartition, then a sort of k).
+
+    With ``ids`` (each index's memory id), equal scores at the cut are kept by id, so one set of scores
+    gives one top k on every machine (argpartition keeps an arbitrary one of the tied).
+
+    >>> top_k_indices(np.array([0.5, 0.9, 0.5, 0.5]), 2, ids=["c", "x", "a", "b"]).tolist()
+    [1, 2]
+    """
     if k >= scores.shape[0]:
         return np.argsort(-scores, kind="stable")
     part = np.argpartition(-scores, k - 1)[:k]
+    if ids is not None:
+        kth = scores[part].min()
+        above, tied = np.flatnonzero(scores > kth), np.flatnonzero(scores == kth)
+        if tied.size > k - above.size:  # a tie at the cut: the smallest ids stay in
+            part = np.concatenate([above, np.array(sorted(tied, key=ids.__getitem__)[: k - above.size], dtype=np.int64)])
     return part[np.argsort(-scores[part], kind="stable")]
 
 
@@ -158,7 +170,7 @@ class ExactStore:
         query = normalise(check_vector(vector, self.dim, "vector")[None, :])[0]
         if filter is None or filter.is_empty:  # every row: no mask to build
             scores = self._matrix @ query
-            best = top_k_indices(scores, k)
+            best = top_k_indices(scores, k, self._ids)
             rows = best
         else:
             mask = self._mask(filter)
@@ -169,7 +181,7 @@ class ExactStore:
                 scores = (self._matrix @ query)[candidates]
             else:
                 scores = self._matrix[candidates] @ query
-            best = top_k_indices(scores, k)
+            best = top_k_indices(scores, k, _Picked(self._ids, candidates))
             rows = candidates[best]
         return sorted_hits([Hit(self._items[self._ids[r]], float(scores[j])) for j, r in zip(best, rows)], k)
 
@@ -228,6 +240,16 @@ class ExactStore:
             )
         self.embedding_model = self.embedding_model or stored_model
         self._insert([from_record(rec, matrix[r]) for r, rec in enumerate(header["records"])])
+
+
+class _Picked:
+    """The ids of a subset of rows, by position in the subset (read only at a tie, so never built as a list)."""
+
+    def __init__(self, ids: list[str], rows: np.ndarray) -> None:
+        self._ids, self._rows = ids, rows
+
+    def __getitem__(self, j: int) -> str:
+        return self._ids[self._rows[j]]
 
 
 def atomic_write(target: Path, write) -> None:

@@ -17,7 +17,7 @@ from openclaw_lab.datasets.synthetic import generate
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import config as config_module
 from openclaw_lab.harness.build import build
-from openclaw_lab.harness.check import check_run, write_baseline
+from openclaw_lab.harness.check import GateSettings, check_run, write_baseline
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.peers import observations
@@ -111,7 +111,8 @@ def test_mem0_and_mempalace_are_scored_on_the_same_replay_as_ours(benchmark, emb
     assert environment["packages"]["mem0ai"] and environment["packages"]["mempalace"]
     assert not (tmp_path / "home" / ".mempalace").exists() and not (tmp_path / "home" / ".mem0").exists()
     baseline = write_baseline(result.path, tmp_path / "baseline.json")  # the gate takes them like ours
-    assert set(baseline["metrics"]) >= {"mem0", "mempalace-hybrid"} and not check_run(result.path, tmp_path / "baseline.json", 0.0, exact=True)
+    assert set(baseline["metrics"]) >= {"mem0", "mempalace-hybrid"}
+    assert {v.status for v in check_run(result.path, tmp_path / "baseline.json", GateSettings(exact=True))} == {"equal"}
     assert "| mempalace-hybrid " in write_report(result.path).read_text().split("## Costs")[1]
 
 
