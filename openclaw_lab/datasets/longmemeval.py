@@ -23,9 +23,9 @@ from openclaw_lab.errors import DataError
 from openclaw_lab.datasets.datapath import check_sha256, find_dataset
 from openclaw_lab.datasets.gcpause import gc_paused
 from openclaw_lab.datasets.jsonstream import iter_json_array
-from openclaw_lab.datasets.types import Benchmark, Conversation, LoadReport, Question, Session, Turn
+from openclaw_lab.datasets.types import Benchmark, Conversation, FactLabels, LoadReport, Question, Session, Statement, Turn
 
-__all__ = ["SPLITS", "load_longmemeval", "iter_longmemeval", "session_documents", "parse_longmemeval_date"]
+__all__ = ["SPLITS", "load_longmemeval", "iter_longmemeval", "session_documents", "superseded_turns", "parse_longmemeval_date"]
 
 SPLITS = ("s", "m", "oracle")
 _REQUIRED = (
@@ -53,6 +53,24 @@ def parse_longmemeval_date(text: str, field_name: str = "question_date") -> date
         raise ValueError(f"{field_name}: {text!r} is not a date like '2023/04/10 (Mon) 23:07'")
     year, month, day, hour, minute = map(int, match.groups())
     return datetime(year, month, day, hour, minute, tzinfo=timezone.utc)
+
+
+def superseded_turns(question_type: str, ordered: list[Session], evidence_sessions: list[str]) -> tuple[str, ...]:
+    """A knowledge-update question's stale evidence: the answer turns of every evidence session but the latest
+    one that has any (the answer is the newest statement). They stay evidence, as the official retrieval
+    metrics count them; the stale-fact figures read them as the superseded statements.
+
+    >>> s = lambda sid, day, *marks: Session(sid, datetime(2023, 1, day), tuple(Turn(f"{sid}:{n}", "user", "x", has_answer=m)
+    ...                                                                        for n, m in enumerate(marks, 1)))
+    >>> superseded_turns("knowledge-update", [s("a", 1, True, False), s("b", 2, False), s("c", 3, True)], ["a", "b", "c"])
+    ('a:1',)
+    >>> superseded_turns("single-session-user", [s("a", 1, True), s("c", 3, True)], ["a", "c"])
+    ()
+    """
+    if question_type != "knowledge-update":
+        return ()
+    answering = [s for s in ordered if s.id in evidence_sessions and any(t.has_answer for t in s.turns)]
+    return tuple(t.id for s in answering[:-1] for t in s.turns if t.has_answer)
 
 
 def session_documents(conversation: Conversation) -> dict[str, str]:
@@ -122,7 +140,8 @@ def load_longmemeval(
             conversations.append(conversation)
             questions.append(question)
     parser.finish()
-    return Benchmark("longmemeval", conversations, questions, sha256=sha256, source=str(path), report=report)
+    labels = FactLabels(parser.statements) if parser.statements else None
+    return Benchmark("longmemeval", conversations, questions, sha256=sha256, source=str(path), report=report, labels=labels)
 
 
 def _pairs(
@@ -165,6 +184,7 @@ class _Parser:
     def __init__(self, report: LoadReport, shared: dict[tuple[str, datetime], Session] | None) -> None:
         self.report, self.shared = report, shared
         self.renamed = self.reordered = 0
+        self.statements: dict[str, Statement] = {}  # optional fact labels (``fact``, ``fact_version`` on a turn)
 
     def parse(self, raw: dict[str, Any]) -> tuple[Conversation, Question]:
         if not isinstance(raw, dict):
@@ -180,6 +200,7 @@ class _Parser:
             )
         sessions = [self._session(s, d, b, question_id) for s, d, b in zip(self._unique(ids), dates, bodies)]
         ordered = sorted(sessions, key=lambda s: s.started_at)  # the oracle file is not sorted
+        self._label(question_id, ordered, {session.id: body for session, body in zip(sessions, bodies)})
         self.reordered += ordered != sessions
         evidence_sessions = []
         known = {session.id for session in ordered}
@@ -204,8 +225,28 @@ class _Parser:
                 s.id for s in ordered if s.id in evidence_sessions and any(t.has_answer and t.speaker == "user" for t in s.turns)
             )),  # fmt: skip
             abstention=question_id.endswith("_abs"),
+            superseded_turn_ids=superseded_turns(raw["question_type"], ordered, evidence_sessions),
         )
         return conversation, question
+
+    def _label(self, question_id: str, ordered: list[Session], bodies: dict[str, list[dict[str, Any]]]) -> None:
+        """Fact labels, where turns carry them: ``fact`` (a key unique within the question) and ``fact_version``
+        (1, 2, …); each version supersedes the first statement of the version before it."""
+        first: dict[tuple[str, int], str] = {}
+        found = []
+        for session in ordered:
+            for turn, raw in zip(session.turns, bodies[session.id]):
+                if "fact" not in raw:
+                    continue
+                fact, version = raw["fact"], raw.get("fact_version", 1)
+                if not isinstance(fact, str) or not fact or isinstance(version, bool) or not isinstance(version, int) or version < 1:
+                    raise ValueError(f"fact/fact_version: turn {turn.id} in {question_id} has {fact!r}/{version!r}; "
+                                     "expected a non-empty key and a version >= 1")  # fmt: skip
+                key = f"{question_id}/{fact}"
+                first.setdefault((key, version), turn.id)
+                found.append((turn.id, key, version))
+        for turn_id, key, version in found:
+            self.statements.setdefault(turn_id, Statement(turn_id, key, version, first.get((key, version - 1))))
 
     def _unique(self, session_ids: list[Any]) -> list[str]:
         # Turn ids embed the session id, so a session id repeated in one haystack would repeat turn ids.

@@ -41,7 +41,8 @@ CATEGORIES = ("single-fact", "updated-fact", "temporal", "multi-fact", "retracte
 QUESTION_DELAY = timedelta(days=1)
 MIN_SESSION_GAP_MINUTES = 120  # sessions never overlap under any per-turn clock step below ~4 minutes
 CONFUSER_RATE = 0.1  # share of chatter that names a known person next to one of their fact values
-VERSION = 2  # bump when the same parameters would generate different data (2: fact labels, duplicates)
+VERSION = 3  # bump when the same parameters would generate different data (2: fact labels, duplicates;
+# 3: no restatement of a retracted fact; fact keys name their conversation)
 _TURNS_VERSION = 1  # seeds the text: with the duplicate, retraction and plan rates 0, version 2 writes version 1's turns
 _MONTHS = "January February March April May June July August September October November December".split()
 _ASSISTANT = [f"{a} {b}" for a in vocab.ASSISTANT_OPENERS for b in vocab.ASSISTANT_FOLLOWUPS]
@@ -215,7 +216,9 @@ class _Writer:
         duplicates = self.p.get("duplicate_rate", 0.0)
         if duplicates and self.facts and draw < fact_rate + self.p["update_rate"] + duplicates:
             fact = self.rng.choice(self.facts)
-            if fact.session_number < number and not fact.kind.event:  # a restatement, in a later session
+            # A restatement, in a later session, of a fact that still holds: restating a retracted fact
+            # would contradict the retraction, not repeat it.
+            if fact.session_number < number and not fact.kind.event and not fact.retracted:
                 self.labels.duplicates.append((fact.turn_id, turn_id))
                 stated = self.labels.statements[fact.turn_id]
                 self.labels.statements[turn_id] = Statement(turn_id, stated.fact, stated.version)
@@ -240,7 +243,7 @@ class _Writer:
         value = self.rng.choice(kind.pool)
         fact = _Fact(subject, kind, value, turn_id, session_id, number, started_at)
         self.facts.append(fact)
-        self.labels.statements[turn_id] = Statement(turn_id, f"{subject.name}|{kind_name}", 1)
+        self.labels.statements[turn_id] = Statement(turn_id, f"{self.id}/{subject.name}|{kind_name}", 1)
         if kind.mutable:
             self.mutable.append(fact)
         fact.text = _fill(self.rng.choice(kind.statements), subject, value)

@@ -95,7 +95,7 @@ class Statement:
     """A turn that states a fact: which fact (subject and attribute), its version, what it replaced."""
 
     turn_id: str
-    fact: str  # "<subject>|<attribute>"
+    fact: str  # "<conversation>/<subject>|<attribute>": unique in the dataset (names recur across conversations)
     version: int  # 1 for the first statement, then 2, 3, … for each update
     supersedes: str | None = None  # the turn id of the statement it replaced
     retracted: bool = False  # this version says the fact no longer holds

@@ -185,19 +185,21 @@ def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
         prune_episodic=prune if "episodic" in settings.prune_tiers else None,
         merge_threshold=settings.merge_threshold,
         interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
-        supersession=_supersession(settings.supersession) if settings.supersession is not None else None,
+        supersession=_rule(registry.supersession_rules, settings.supersession, "supersession", "similarity"),
+        merge=_rule(registry.merge_rules, settings.merge, "merge", "restatement"),
         expiry=construct(Expiry, settings.expiry, "consolidation.expiry") if settings.expiry is not None else None,
         summaries=(construct(SessionSummaries, settings.summaries, "consolidation.summaries")
                    if settings.summaries is not None else None),
     )  # fmt: skip
 
 
-def _supersession(settings: dict[str, Any]) -> Any:
-    """The supersession rule a ``consolidation.supersession`` table names (``strategy``, default similarity)."""
+def _rule(rules: registry.Registry, settings: dict[str, Any] | None, name: str, default: str) -> Any:
+    """The rule a ``consolidation.<name>`` table names (``strategy``, else ``default``); None without a table."""
+    if settings is None:
+        return None
     params = dict(settings)
-    name = params.pop("strategy", "similarity")
-    rule = registry.supersession_rules.get(name, field="consolidation.supersession.strategy")
-    return construct(rule, params, "consolidation.supersession")
+    rule = rules.get(params.pop("strategy", default), field=f"consolidation.{name}.strategy")
+    return construct(rule, params, f"consolidation.{name}")
 
 
 def _qa_plan(config: ExperimentConfig) -> QAPlan | None:

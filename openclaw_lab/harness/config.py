@@ -186,7 +186,9 @@ class ConsolidationConfig:
     threshold: float | None = None  # prune below this decay score (PrunePolicy's: 0.1)
     prune_tiers: tuple[str, ...] = ("semantic",)  # the seed prunes semantic items only
     policy: dict[str, Any] = field(default_factory=dict)  # ConsolidationPolicy thresholds
-    merge_threshold: float | None = 0.95  # None never merges
+    merge_threshold: float | None = 0.95  # promotion's near-duplicate merge; None never merges
+    # restatements among all stored memories: a table (even empty) turns it on: strategy ("restatement") and settings
+    merge: dict[str, Any] | None = None
     # a table (even empty) turns it on: strategy ("similarity", the default, or "learned") and its settings
     supersession: dict[str, Any] | None = None
     expiry: dict[str, Any] | None = None  # Expiry settings (plans whose dates passed); a table turns it on
@@ -401,7 +403,7 @@ class ExperimentConfig:
         data = copy.deepcopy(self.to_dict())
         data.pop("sweep")
         open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"],
-                       ["supersession"], ["expiry"], ["summaries"])  # fmt: skip
+                       ["supersession"], ["merge"], ["expiry"], ["summaries"])  # fmt: skip
         for dotted, value in changes.items():
             *path, last = dotted.split(".")
             node = data

@@ -55,7 +55,8 @@ def stale_per_question(questions: Iterable[Question], turn_run: RunDict, k: int)
             continue
         ranking = sorted(turn_run.get(q.id, {}).items(), key=lambda kv: (-kv[1], kv[0]))
         position = {doc: rank for rank, (doc, _) in enumerate(ranking)}
-        current = min((position[t] for t in q.evidence_turn_ids if t in position), default=None)
+        stale_ids = set(q.superseded_turn_ids)  # LongMemEval keeps the old statement among the evidence
+        current = min((position[t] for t in q.evidence_turn_ids if t in position and t not in stale_ids), default=None)
         stale = min((position[t] for t in q.superseded_turn_ids if t in position), default=None)
         out[q.id] = {"stale_above_current": stale is not None and (current is None or stale < current),
                      f"current_missing@{k}": current is None or current >= k}  # fmt: skip
@@ -175,11 +176,10 @@ def quality_figures(
     turn_runs: Mapping[str, RunDict], k: int, question_time: Mapping[str, datetime] | None = None,
 ) -> dict[str, Any]:
     """Every figure the labels allow: per system for the ranking one (with McNemar's p against the first
-    system on the same questions), for the memory for the others."""
-    if labels is None:
-        return {}
+    system on the same questions; it needs only questions that name superseded statements, as LongMemEval's
+    knowledge-update questions do), for the memory for the others (they need fact labels)."""
     figures: dict[str, Any] = {}
-    for name, value in (("stale_retention", stale_retention(labels, items)),
+    for name, value in () if labels is None else (("stale_retention", stale_retention(labels, items)),
                         ("expired_retention", expired_retention(labels, items, question_time or {})),
                         ("duplicates", duplicate_handling(labels, items))):  # fmt: skip
         if value is not None:

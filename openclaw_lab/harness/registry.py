@@ -23,7 +23,7 @@ from typing import Any
 from openclaw_lab.errors import ConfigError, OpenClawError
 
 __all__ = [
-    "Registry", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "supersession_rules", "datasets", "peers",
+    "Registry", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "supersession_rules", "merge_rules", "datasets", "peers",
     "rerankers", "remember_policies", "agents",
 ]  # fmt: skip
 
@@ -161,6 +161,10 @@ decay_laws.register("none", "openclaw_lab.consolidation.decay:NoDecay")
 supersession_rules = Registry("supersession rule")
 supersession_rules.register("similarity", "openclaw_lab.consolidation.supersession:Supersession")
 supersession_rules.register("learned", "openclaw_lab.consolidation.learned_supersession:LearnedSupersession")
+supersession_rules.register("pairs", "openclaw_lab.consolidation.fact_pairs:PairSupersession")
+
+merge_rules = Registry("merge rule")
+merge_rules.register("restatement", "openclaw_lab.consolidation.merge:RestatementMerge")
 
 datasets = Registry("dataset")
 datasets.register("locomo", "openclaw_lab.datasets.locomo:load_locomo")

@@ -27,6 +27,7 @@ from openclaw_lab.consolidation import (
     SUPERSEDED_BY, VALID_UNTIL, ConsolidationPolicy, ConsolidationScheduler, Expiry, PrunePolicy, SessionSummaries,
     SupersessionRule, consolidation_job, decay_inputs, semantic_id,
 )  # fmt: skip
+from openclaw_lab.consolidation.merge import RestatementMerge, repointed
 from openclaw_lab.consolidation.report import ConsolidationReport, ScoreSummary
 from openclaw_lab.datasets.types import Conversation, Question, Session
 from openclaw_lab.embedding import Embedder
@@ -100,6 +101,7 @@ class ConsolidationPlan:
     merge_threshold: float | None = 0.95
     interval: timedelta | None = None  # None: the scheduler's default
     supersession: SupersessionRule | None = None  # marks replaced memories before each run
+    merge: RestatementMerge | None = None  # joins restatements in each tier before each run (before marking)
     expiry: Expiry | None = None  # marks plans whose dates have passed before each run
     summaries: SessionSummaries | None = None  # writes a semantic summary of each finished session before each run
 
@@ -115,6 +117,8 @@ class ConsolidationPlan:
             own_dates.append(self.expiry.marks)
         if markers:
             job = _marking(markers, own_dates, memory, job)
+        if self.merge is not None:
+            job = _merging(self.merge, memory, job)
         if self.summaries is not None:
             job = _summarising(self.summaries, memory, job)
         timing = {"interval": self.interval} if self.interval is not None else {}
@@ -141,6 +145,26 @@ def _marking(markers: Sequence[Marker], semantic_markers: Sequence[Marker], memo
             by_copy = {semantic_id(item.id): item for item in marks}
             copies = memory.semantic.get(list(by_copy))
             memory.semantic.upsert([copy.replace(metadata={**copy.metadata, **_validity(by_copy[copy.id])}) for copy in copies])
+        return job(now)
+
+    return run
+
+
+def _merging(merge: RestatementMerge, memory: MemoryManager, job: Callable[[datetime], Any]) -> Callable:
+    """``job`` preceded by joining the restatements of each tier into one memory (the semantic tier's copies
+    are judged among themselves, as their episodic sources are), so that marking sees the merged memories."""
+
+    def run(now: datetime) -> Any:
+        tiers, moved = (memory.episodic, memory.semantic), {}
+        for tier in tiers:
+            written, absorbed = merge.merged(list(tier.items()))
+            if written:
+                tier.upsert(written)
+                tier.delete(list(absorbed))
+                moved |= absorbed
+        for tier in tiers if moved else ():  # marks name the memory that absorbed their replacement
+            if marks := repointed(list(tier.items()), moved):
+                tier.upsert(marks)
         return job(now)
 
     return run

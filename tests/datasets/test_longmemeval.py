@@ -191,3 +191,29 @@ def test_streaming_keeps_memory_far_below_the_file_size(tmp_path):
         tracemalloc.stop()
     assert (count, turns) == (300, 300 * 100)
     assert peak < size / 10, f"peak {peak:,} bytes while streaming a {size:,}-byte file"
+
+
+HANDWRITTEN = Path(__file__).parents[2] / "datasets" / "fact-updates" / "fact_updates.json"
+
+
+def test_a_knowledge_update_names_the_earlier_answer_turns_superseded(tiny):
+    now = next(q for q in tiny.questions if q.id == "q_ana_now")
+    # Porto (the earlier session) is stale, Lyon current; both stay evidence, as LongMemEval counts them
+    assert now.superseded_turn_ids == ("answer_ana_city:1",)
+    assert set(now.evidence_turn_ids) == {"answer_ana_city:1", "answer_ana_lyon:1"}
+    assert all(not q.superseded_turn_ids for q in tiny.questions if q.category != "knowledge-update")
+    assert tiny.labels is None  # the public format has no fact labels
+
+
+def test_fact_labels_on_turns_become_the_benchmarks_labels(tmp_path):
+    bench = load_longmemeval(HANDWRITTEN)
+    labels = bench.labels
+    city = {turn: s for turn, s in labels.statements.items() if s.fact == "hw_city/city"}
+    assert {turn: (s.version, s.supersedes) for turn, s in city.items()} == {
+        "s_porto:1": (1, None), "s_porto_again:1": (1, None), "s_lisbon:1": (2, "s_porto:1"), "s_lisbon:2": (2, "s_porto:1")}
+    assert labels.superseded >= {"s_porto:1", "s_porto_again:1"} and "s_lisbon:1" not in labels.superseded
+    assert len(bench.questions) == 10 and sum(q.category == "knowledge-update" for q in bench.questions) == 9
+    broken = json.loads(HANDWRITTEN.read_text())[:1]
+    broken[0]["haystack_sessions"][1][0]["fact_version"] = 0
+    with pytest.raises(DataError, match=r"fact/fact_version: turn s_porto:1 in hw_city has 'city'/0"):
+        load_longmemeval(write(tmp_path, broken))

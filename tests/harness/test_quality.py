@@ -95,7 +95,9 @@ def test_quality_figures_pair_each_system_with_the_first_by_mcnemar():
         "questions": 5, "stale_above_current": 0.0, "p(stale_above_current)": 0.0625,
         "current_missing@1": 0.0, "p(current_missing@1)": 0.0625}  # fmt: skip
     assert figures["stale_above_current"]["keep"]["p(stale_above_current)"] == 1.0
-    assert quality_figures(None, questions, [], {"keep": stale_first}, k=1) == {}
+    # without fact labels, only the ranking figure, which the questions' superseded statements allow
+    assert list(quality_figures(None, questions, [], {"keep": stale_first}, k=1)) == ["stale_above_current"]
+    assert quality_figures(None, questions[:0], [], {"keep": stale_first}, k=1) == {}
 
 
 def test_the_generator_labels_updates_and_paraphrases():
@@ -122,7 +124,11 @@ def test_an_experiment_reports_the_figures_the_labels_allow(embedder):
     assert 0 < quality["stale_retention"]["stale_retention"] <= 1  # nothing marks superseded statements yet
     assert 0 <= quality["stale_above_current"]["bm25"]["stale_above_current"] <= 1
     assert quality["duplicates"]["duplicate_pairs"] >= len(bench.labels.duplicates)  # and restatement pairs
-    locomo_like = bench.__class__(bench.name, bench.conversations, bench.questions)  # no labels: no figures
+    unlabelled = bench.__class__(bench.name, bench.conversations, bench.questions)  # questions name stale turns
+    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=unlabelled, progress=False)
+    assert list(result.memory["quality"]) == ["stale_above_current"]
+    no_updates = [q for q in bench.questions if not q.superseded_turn_ids]  # as LoCoMo's: no figures at all
+    locomo_like = bench.__class__(bench.name, bench.conversations, no_updates)
     result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=locomo_like, progress=False)
     assert "quality" not in result.memory
 

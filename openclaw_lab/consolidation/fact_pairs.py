@@ -1,0 +1,222 @@
+"""Fact pairs: which two memories restate one fact, and which one updates another, as a fitted model says.
+
+Both decisions read the same pairs. Candidates are an item's ``k`` nearest older items by embedding, plus
+every older item naming a subject it names (a capitalised name other than the speaker's) at a cosine of at
+least ``min_similarity``: restatements sit among the nearest neighbours, while an update ("Ana moved to
+Lyon" after "Ana lives in Porto") may sit further away but names the same subject. Each pair is described
+by ``PAIR_FEATURES``: how close the two are (cosine, the older one's rank among the newer one's older
+neighbours and among the older items that name the same subject), what they share and what only one of
+them says (content words, names), and whether either says that something changed or asks a question, who
+said them, and the days between them. None of them moves as later memories arrive: a replay judges a pair
+again at every consolidation run, and a feature that drifted with the memory's size (how rare a word is
+among the memories, or the newer item's rank among the older one's neighbours) let early, small memories
+merge what the model would not merge in a full one. A small neural network (one
+hidden layer, fitted by ``scripts/train_fact_pairs.py``) turns a row into three probabilities:
+``unrelated``, ``restatement`` (same fact, same value) and ``update`` (same fact, newer value).
+
+The model is JSON (weights, no pickle) and records its provenance: data, seed, and its precision and recall
+cross-fitted by conversation. It is fitted on the synthetic generator's labels; ``merge.RestatementMerge``
+and ``PairSupersession`` read it; the hand-written set under ``datasets/fact-updates`` measures how far it
+carries beyond the generator's templates.
+
+>>> from datetime import datetime
+>>> porto = MemoryItem.new("user: My sister Ana lives in Porto.", now=datetime(2023, 1, 1), id="a", embedding=[1.0, 0.0, 0.0])
+>>> lyon = MemoryItem.new("user: Ana moved to Lyon last week.", now=datetime(2023, 3, 1), id="b", embedding=[0.8, 0.6, 0.0])
+>>> live, pairs = neighbour_pairs([lyon, porto], k=1)
+>>> [(live[i].id, live[j].id) for i, j, _ in pairs]
+[('a', 'b')]
+>>> pair_features(live, pairs).shape == (1, len(PAIR_FEATURES))
+True
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, mark_newest, subjects
+from openclaw_lab.model import MemoryItem
+from openclaw_lab.retrieval.learned import content_words
+from openclaw_lab.retrieval.tokenize import resolve_stopwords
+
+__all__ = ["neighbour_pairs", "pair_features", "FactPairModel", "PairSupersession", "PAIR_FEATURES", "RELATIONS",
+           "DEFAULT_PAIR_MODEL"]  # fmt: skip
+
+DEFAULT_PAIR_MODEL = Path(__file__).parent / "models" / "fact_pairs.json"
+FORMAT = "openclaw-lab/fact-pairs"
+RELATIONS = ("unrelated", "restatement", "update")
+PAIR_FEATURES = (
+    "cosine", "older_rank", "subject_rank", "word_overlap", "name_overlap", "older_only_words",
+    "newer_only_words", "older_only_names",
+    "newer_only_names", "newer_change", "older_change", "newer_question", "older_question", "same_speaker",
+    "gap_log_days", "both_first_person",
+)  # fmt: skip
+_FAR = 200  # the rank given past the ranks computed
+# Words that say a fact changed, in any conversation (not the generator's templates).
+_CHANGE = re.compile(r"\b(now|new|moved|relocated|changed|switched|quit|sold|replaced|left|no longer|any ?more|"
+                     r"actually|instead|these days|anymore|not any|started|stopped|gave up|got rid)\b",
+                     re.IGNORECASE)  # fmt: skip
+_FIRST_PERSON = re.compile(r"\b(I|my|me|mine|I'm|I've)\b")
+_STOPWORDS = resolve_stopwords("en_plus")
+
+
+def _said(item: MemoryItem) -> str:
+    """The words of a memory without the ``speaker:`` prefix a replay writes."""
+    speaker = item.metadata.get("speaker")
+    prefix = f"{speaker}:"
+    return item.content[len(prefix):] if speaker and item.content.startswith(prefix) else item.content
+
+
+def _names(item: MemoryItem) -> frozenset[str]:
+    """``subjects`` without capitalised function words that open a sentence ("Did", "These")."""
+    return frozenset(name for name in subjects(item) if name.lower() not in _STOPWORDS)
+
+
+def _cosines(live: Sequence[MemoryItem]) -> np.ndarray:
+    matrix = np.vstack([item.embedding for item in live]).astype(np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return matrix @ matrix.T
+
+
+def neighbour_pairs(
+    items: Sequence[MemoryItem], k: int = 20, min_similarity: float = 0.3
+) -> tuple[list[MemoryItem], list[tuple[int, int, float]]]:
+    """The unmarked items with embeddings, oldest first (ties by id), and the (older, newer, cosine) pairs:
+    each item's ``k`` nearest older items, and the older items naming one of its subjects at a cosine of at
+    least ``min_similarity``."""
+    if k < 0:
+        raise ValueError(f"k: {k!r} must be >= 0")
+    live = sorted((i for i in items if i.embedding is not None and SUPERSEDED_BY not in i.metadata),
+                  key=lambda item: (item.created_at, item.id))  # fmt: skip
+    if len(live) < 2:
+        return live, []
+    cosine = _cosines(live)
+    older = np.tril(np.ones_like(cosine, dtype=bool), -1)
+    ranked = np.argsort(np.where(older, -cosine, np.inf), axis=1, kind="stable")[:, :k]
+    found = {(int(i), newer) for newer in range(1, len(live)) for i in ranked[newer, : min(k, newer)]}
+    for holders in _by_name(live).values():
+        found.update((a, b) for n, b in enumerate(holders) for a in holders[:n] if cosine[a, b] >= min_similarity)
+    return live, [(a, b, float(cosine[a, b])) for a, b in sorted(found)]
+
+
+def _by_name(live: Sequence[MemoryItem]) -> dict[str, list[int]]:
+    holders: dict[str, list[int]] = defaultdict(list)
+    for index, item in enumerate(live):
+        for name in _names(item):
+            holders[name].append(index)
+    return holders
+
+
+def _ranks(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
+    """Each column's rank in its row among the ``allowed`` ones, best first (``_FAR`` where not allowed)."""
+    order = np.argsort(np.where(allowed, -scores, np.inf), axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    np.put_along_axis(ranks, order, np.arange(scores.shape[1])[None, :], axis=1)
+    return np.where(allowed, np.minimum(ranks, _FAR), _FAR)
+
+
+def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, float]]) -> np.ndarray:
+    """One row of ``PAIR_FEATURES`` per (older, newer, cosine) pair of ``live`` (oldest first)."""
+    if not pairs:
+        return np.zeros((0, len(PAIR_FEATURES)))
+    cosine = _cosines(live)
+    older = np.tril(np.ones_like(cosine, dtype=bool), -1)
+    older_rank = _ranks(cosine, older)  # [newer, older]: the older item's rank among the newer one's neighbours
+    names = [_names(item) for item in live]
+    shares_name = np.zeros_like(older)
+    for holders in _by_name(live).values():
+        shares_name[np.ix_(holders, holders)] = True
+    subject_rank = _ranks(cosine, older & shares_name)
+    said = [_said(item) for item in live]
+    words = [found - {name.lower() for name in names[i]} for i, found in enumerate(content_words(said))]
+    rows = []
+    for a, b, ab_cosine in pairs:
+        union, shared = words[a] | words[b], words[a] & words[b]
+        only_a, only_b = words[a] - words[b], words[b] - words[a]
+        rows.append((
+            ab_cosine, np.log1p(older_rank[b, a]), np.log1p(subject_rank[b, a]),
+            len(shared) / len(union) if union else 0.0,
+            len(names[a] & names[b]) / len(names[a] | names[b]) if names[a] | names[b] else 0.0,
+            len(only_a), len(only_b),
+            len(names[a] - names[b]), len(names[b] - names[a]),
+            bool(_CHANGE.search(said[b])), bool(_CHANGE.search(said[a])), "?" in said[b], "?" in said[a],
+            live[a].metadata.get("speaker") is not None and live[a].metadata.get("speaker") == live[b].metadata.get("speaker"),
+            np.log1p(max((live[b].created_at - live[a].created_at).total_seconds(), 0.0) / 86400),
+            bool(_FIRST_PERSON.search(said[a]) and _FIRST_PERSON.search(said[b])),
+        ))  # fmt: skip
+    return np.asarray(rows, dtype=float)
+
+
+class FactPairModel:
+    """The fitted pair model: ``probabilities`` gives each pair's chance of each of ``RELATIONS``."""
+
+    def __init__(self, path: str | Path | None = None) -> None:
+        self.path = Path(path) if path is not None else DEFAULT_PAIR_MODEL
+        model = json.loads(self.path.read_text())
+        if model.get("format") != FORMAT or tuple(model.get("features", ())) != PAIR_FEATURES:
+            raise ValueError(f"path: {self.path} is not a {FORMAT} model over {PAIR_FEATURES}")
+        self.mean, self.scale = np.asarray(model["mean"]), np.asarray(model["scale"])
+        self.layers = [(np.asarray(w), np.asarray(b)) for w, b in zip(model["weights"], model["biases"])]
+        self.k, self.min_similarity = int(model["k"]), float(model["min_similarity"])
+        self.provenance: dict[str, Any] = model.get("provenance", {})
+
+    def pairs(self, items: Sequence[MemoryItem]) -> tuple[list[MemoryItem], list[tuple[int, int, float]], np.ndarray]:
+        """The candidate pairs of ``items`` (the model's own ``k`` and ``min_similarity``) and their probabilities."""
+        live, pairs = neighbour_pairs(items, self.k, self.min_similarity)
+        return live, pairs, self.probabilities(pair_features(live, pairs))
+
+    def probabilities(self, x: np.ndarray) -> np.ndarray:
+        """One row of ``RELATIONS`` probabilities per feature row (a ReLU layer, then softmax)."""
+        h = (x - self.mean) / self.scale
+        for weights, bias in self.layers[:-1]:
+            h = np.maximum(h @ weights + bias, 0.0)
+        logits = h @ self.layers[-1][0] + self.layers[-1][1]
+        logits -= logits.max(axis=1, keepdims=True)
+        odds = np.exp(logits)
+        return odds / odds.sum(axis=1, keepdims=True)
+
+    @staticmethod
+    def save(path: str | Path, x: np.ndarray, labels: np.ndarray, *, k: int, min_similarity: float,
+             provenance: Mapping[str, Any], hidden: int = 32) -> dict[str, Any]:  # fmt: skip
+        """Fit scikit-learn's MLPClassifier on standardised ``x`` (labels: indices of ``RELATIONS``); write JSON."""
+        from sklearn import __version__ as sklearn_version
+        from sklearn.neural_network import MLPClassifier
+        from sklearn.preprocessing import StandardScaler
+
+        if set(np.unique(labels)) != set(range(len(RELATIONS))):
+            raise ValueError(f"labels: need every one of {RELATIONS}; got counts {np.bincount(labels).tolist()}")
+        scaler = StandardScaler().fit(x)
+        scale = np.where(scaler.scale_ > 0, scaler.scale_, 1.0)
+        fitted = MLPClassifier((hidden,), alpha=1e-3, max_iter=2000, random_state=0).fit((x - scaler.mean_) / scale, labels)
+        model = {"format": FORMAT, "features": list(PAIR_FEATURES), "relations": list(RELATIONS), "k": k,
+                 "min_similarity": min_similarity, "mean": scaler.mean_.tolist(), "scale": scale.tolist(),
+                 "weights": [w.tolist() for w in fitted.coefs_], "biases": [b.tolist() for b in fitted.intercepts_],
+                 "provenance": {"fitted_by": f"MLPClassifier(({hidden},), alpha=1e-3) on scikit-learn {sklearn_version}",
+                                "pairs": int(labels.size), "per_relation": np.bincount(labels).tolist(), **provenance}}  # fmt: skip
+        Path(path).parent.mkdir(parents=True, exist_ok=True)
+        Path(path).write_text(json.dumps(model) + "\n")
+        return model
+
+
+class PairSupersession:
+    """Mark an older memory superseded when the pair model says a newer one updates it (``update`` probability
+    at least ``threshold``); the newest such replacement is named. Items already marked are left alone."""
+
+    def __init__(self, path: str | Path | None = None, *, threshold: float = 0.5) -> None:
+        if not 0.0 < threshold < 1.0:
+            raise ValueError(f"threshold: {threshold!r} must be a probability strictly between 0 and 1")
+        self.threshold, self.model = threshold, FactPairModel(path)
+
+    def __repr__(self) -> str:
+        return f"PairSupersession(threshold={self.threshold})"
+
+    def marks(self, items: Sequence[MemoryItem]) -> list[MemoryItem]:
+        live, pairs, chances = self.model.pairs(items)
+        update = RELATIONS.index("update")
+        return mark_newest(live, [pair for pair, p in zip(pairs, chances[:, update]) if p >= self.threshold])

@@ -1,0 +1,107 @@
+"""Fact pairs: candidates, features, the shipped model, restatement merge and pair supersession, in a replay."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+
+from openclaw_lab.consolidation import SUPERSEDED_BY
+from openclaw_lab.consolidation.consolidate import FROM, SOURCE_COUNTS
+from openclaw_lab.consolidation.fact_pairs import (
+    PAIR_FEATURES, RELATIONS, FactPairModel, PairSupersession, neighbour_pairs, pair_features,
+)  # fmt: skip
+from openclaw_lab.consolidation.merge import MERGED_FROM, RestatementMerge, absorb
+from openclaw_lab.datasets import generate
+from openclaw_lab.harness.config import ExperimentConfig
+from openclaw_lab.harness.experiment import run_experiment
+from openclaw_lab.model import MemoryItem
+
+T0 = datetime(2023, 1, 2, tzinfo=timezone.utc)
+
+
+def said(texts, embedder, speaker="user"):
+    """Memories as a replay stores them, a day apart, oldest first, with real embeddings."""
+    vectors = embedder.encode([f"{speaker}: {text}" for text in texts], progress=False)
+    return [MemoryItem.new(f"{speaker}: {text}", now=T0 + timedelta(days=n), id=f"m{n}", embedding=vector,
+                           source_ids=[f"t{n}"], metadata={"speaker": speaker})
+            for n, (text, vector) in enumerate(zip(texts, vectors))]  # fmt: skip
+
+
+def test_candidates_are_the_nearest_older_items_and_those_naming_a_shared_subject():
+    at = lambda day, vector, text, i: MemoryItem.new(text, now=T0 + timedelta(days=day), id=i, embedding=vector)  # noqa: E731
+    items = [at(0, [1.0, 0.0, 0.0], "Ana lives in Porto", "a"), at(1, [0.0, 1.0, 0.0], "Rui bakes bread", "b"),
+             at(2, [0.6, 0.0, 0.8], "Ana moved to Lyon", "c"), at(3, [0.0, 0.9, 0.1], "nice weather", "d")]  # fmt: skip
+    live, pairs = neighbour_pairs(list(reversed(items)), k=1, min_similarity=0.5)
+    # c's nearest older item is a (cos 0.6) and it names Ana too; d's nearest is b; b's only older item is a
+    assert [(live[a].id, live[b].id) for a, b, _ in pairs] == [("a", "b"), ("a", "c"), ("b", "d")]
+    live, pairs = neighbour_pairs(items, k=0, min_similarity=0.5)
+    assert [(live[a].id, live[b].id) for a, b, _ in pairs] == [("a", "c")]  # names alone
+    assert neighbour_pairs(items, k=0, min_similarity=0.7)[1] == []  # cos 0.6 is below the floor
+    marked = items[0].replace(metadata={SUPERSEDED_BY: "c"})
+    assert [i.id for i in neighbour_pairs([marked, *items[1:]], k=3)[0]] == ["b", "c", "d"]  # retired: not a candidate
+    twice = [at(0, [1.0, 0.0, 0.0], "Ana bakes", "x"), at(1, [1.0, 0.0, 0.0], "Ana bakes", "y")]
+    assert pair_features(*neighbour_pairs(twice, k=1)).shape == (1, len(PAIR_FEATURES))  # no word is rare: no error
+    x = pair_features(live, [(0, 2, 0.6)])
+    assert x.shape == (1, len(PAIR_FEATURES)) and x[0, PAIR_FEATURES.index("name_overlap")] == pytest.approx(1 / 3)
+    with pytest.raises(ValueError, match="k: -1"):
+        neighbour_pairs(items, k=-1)
+
+
+def test_absorb_keeps_every_source_the_newest_words_and_time_and_the_semantic_provenance():
+    old = MemoryItem.new("Ana lives in Porto", now=T0, id="sem_a", embedding=[1.0, 0.0], source_ids=["t1"], importance=4,
+                         access_count=2, metadata={FROM: "a", SOURCE_COUNTS: json.dumps({"a": 2})})
+    new = MemoryItem.new("Ana has a flat in Porto", now=T0 + timedelta(days=9), id="sem_b", embedding=[0.9, 0.1],
+                         source_ids=["t7"], importance=2, access_count=1, metadata={FROM: "b", SOURCE_COUNTS: json.dumps({"b": 1})})
+    kept = absorb([old, new])
+    assert (kept.id, kept.content, kept.created_at, kept.source_ids) == ("sem_a", new.content, new.created_at, ("t1", "t7"))
+    assert (kept.importance, kept.access_count, list(kept.embedding)) == (4, 3, [0.9, 0.1])
+    assert kept.metadata[FROM] == "a,b" and json.loads(kept.metadata[SOURCE_COUNTS]) == {"a": 2, "b": 1}
+    again = absorb([kept, MemoryItem.new("Porto is where Ana lives", now=T0 + timedelta(days=20), id="sem_c")])
+    assert again.metadata[MERGED_FROM] == "sem_b,sem_c" and again.source_ids == ("t1", "t7")
+
+
+def test_the_shipped_pair_model_records_its_provenance_and_refuses_a_bad_file(tmp_path):
+    model = FactPairModel()
+    assert model.provenance["seed"] == 2024 and model.provenance["script"] == "scripts/train_fact_pairs.py"
+    assert set(model.provenance["cross_fitted"]) == {"restatement", "update"}
+    chances = model.probabilities(np.zeros((3, len(PAIR_FEATURES))))
+    assert chances.shape == (3, len(RELATIONS)) and np.allclose(chances.sum(axis=1), 1.0)
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"format": "openclaw-lab/fact-pairs", "features": ["cosine"]}))
+    with pytest.raises(ValueError, match="is not a openclaw-lab/fact-pairs model"):
+        FactPairModel(bad)
+    with pytest.raises(ValueError, match="threshold: 1.5"):
+        RestatementMerge(threshold=1.5)
+    with pytest.raises(ValueError, match="threshold: 0"):
+        PairSupersession(threshold=0)
+
+
+def test_a_restatement_in_other_words_is_merged_and_an_update_retires_the_merged_fact(embedder):
+    items = said(["My sister Ana works as a nurse.", "Can you help me plan my week?", "My sister Ana has a job as a nurse.",
+                  "Ana quit and started a new job as a pilot."], embedder)  # fmt: skip
+    groups = RestatementMerge().groups(items)
+    assert [[item.id for item in group] for group in groups] == [["m0", "m2"]]
+    written, absorbed = RestatementMerge().merged(items)  # as a replay does: merge, then mark
+    assert absorbed == {"m2": "m0"} and written[0].source_ids == ("t0", "t2")
+    held = [*written, items[1], items[3]]
+    assert [(item.id, item.metadata[SUPERSEDED_BY]) for item in PairSupersession().marks(held)] == [("m0", "m3")]
+
+
+def test_restatement_merge_and_pair_supersession_in_a_replay(embedder):
+    config = ExperimentConfig.from_dict({
+        "name": "p", "dataset": {"name": "synthetic"},
+        "consolidation": {"enabled": True, "interval_hours": 24, "merge": {}, "supersession": {"strategy": "pairs"}},
+        "systems": [{"name": "keep", "strategy": "bm25"}, {"name": "demote", "strategy": "bm25", "superseded": "demote"}]})  # fmt: skip
+    bench = generate(2000, seed=3, duplicate_rate=0.03, retraction_rate=0.003)
+    memory = run_experiment(config, results_dir=None, embedder=embedder, benchmark=bench, progress=False).memory
+    quality = memory["quality"]
+    # the seed's promotion-time merge finds almost none of these (duplicate recall 0.002 at 20,000 turns)
+    assert quality["duplicates"]["merge_recall"] > 0.5 and quality["duplicates"]["merge_precision"] > 0.8
+    stale = {name: value["stale_above_current"] for name, value in quality["stale_above_current"].items()}
+    assert stale["demote"] < stale["keep"] / 2  # "keep" ranks as if nothing were marked
+    assert memory["provenance"]["unknown_sources"] == 0 and memory["provenance"]["orphaned_superseded"] == 0
+    held = memory["compression"]["episodic"]["items"]
+    assert held < 2000  # restatements are held once
