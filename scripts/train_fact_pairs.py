@@ -15,7 +15,6 @@ recall at 0.5 of models cross-fitted by conversation (5 folds).
 from __future__ import annotations
 
 import tempfile
-from datetime import timedelta
 from pathlib import Path
 
 import numpy as np
@@ -27,8 +26,7 @@ from openclaw_lab.datasets import generate
 from openclaw_lab.datasets.synthetic import VERSION
 from openclaw_lab.datasets.types import FactLabels
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.harness.replay import memory_units
-from openclaw_lab.model import MemoryItem
+from train_supersession import conversation_items  # scripts/: the turns as a replay stores them
 
 SEED, N_TURNS, K, MIN_SIMILARITY, FOLDS = 2024, 40_000, 20, 0.3, 5
 PARAMS = {"duplicate_rate": 0.03, "retraction_rate": 0.003, "plan_rate": 0.01}
@@ -46,13 +44,7 @@ def relation(labels: FactLabels, older: str, newer: str) -> int | None:
 
 def conversation_pairs(conversation, labels: FactLabels, embedder: Embedder) -> tuple[np.ndarray, np.ndarray]:
     """The judged candidate pairs of one conversation's turns: features and relation indices."""
-    items = []
-    for session in conversation.sessions:
-        for n, record in enumerate(memory_units(session, "turn", conversation.id)):
-            items.append(MemoryItem.new(record["content"], now=session.started_at + timedelta(seconds=30 * n),
-                                        id=record["source_ids"][0], metadata=record["metadata"]))  # fmt: skip
-    vectors = embedder.encode([item.content for item in items], progress=False)
-    live, pairs = neighbour_pairs([item.replace(embedding=v) for item, v in zip(items, vectors)], K, MIN_SIMILARITY)
+    live, pairs = neighbour_pairs(conversation_items(conversation, embedder), K, MIN_SIMILARITY)
     relations = [relation(labels, live[a].id, live[b].id) for a, b, _ in pairs]
     judged = [n for n, r in enumerate(relations) if r is not None]
     return pair_features(live, [pairs[n] for n in judged]), np.asarray([relations[n] for n in judged], dtype=int)

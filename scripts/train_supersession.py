@@ -28,16 +28,20 @@ SEED, N_TURNS, MIN_SIMILARITY, FOLDS = 2024, 10_000, 0.3, 5
 PARAMS = {"duplicate_rate": 0.03, "retraction_rate": 0.003, "plan_rate": 0.01}
 
 
-def conversation_pairs(conversation, labels, embedder):
-    """The candidate pairs of one conversation's turns: features and labels."""
+def conversation_items(conversation, embedder) -> list[MemoryItem]:
+    """One conversation's turns as a replay stores them: ``speaker: text``, the turn's time, the embedding."""
     items = []
     for session in conversation.sessions:
         for n, record in enumerate(memory_units(session, "turn", conversation.id)):
             items.append(MemoryItem.new(record["content"], now=session.started_at + timedelta(seconds=30 * n),
                                         id=record["source_ids"][0], metadata=record["metadata"]))  # fmt: skip
     vectors = embedder.encode([item.content for item in items], progress=False)
-    items = [item.replace(embedding=vector) for item, vector in zip(items, vectors)]
-    live, pairs = candidate_pairs(items, MIN_SIMILARITY, 0.95)
+    return [item.replace(embedding=vector) for item, vector in zip(items, vectors)]
+
+
+def conversation_pairs(conversation, labels, embedder):
+    """The candidate pairs of one conversation's turns: features and labels."""
+    live, pairs = candidate_pairs(conversation_items(conversation, embedder), MIN_SIMILARITY, 0.95)
     statements = labels.statements
     positive = [older.id in statements and newer.id in statements
                 and statements[older.id].fact == statements[newer.id].fact

@@ -24,11 +24,10 @@ marks to the memory that absorbed their replacement).
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
-from openclaw_lab.consolidation.consolidate import ACCESS_COUNT, FROM, SOURCE_COUNTS, provenance
+from openclaw_lab.consolidation.consolidate import ACCESS_COUNT, FROM, _union, _with_provenance, provenance
 from openclaw_lab.consolidation.fact_pairs import RELATIONS, FactPairModel
 from openclaw_lab.consolidation.summaries import SUMMARY_OF
 from openclaw_lab.consolidation.supersession import SUPERSEDED_BY
@@ -37,10 +36,6 @@ from openclaw_lab.model import MemoryItem
 __all__ = ["RestatementMerge", "absorb", "repointed", "MERGED_FROM"]
 
 MERGED_FROM = "merged_from"
-
-
-def _union(*groups: Sequence[str]) -> tuple[str, ...]:
-    return tuple(dict.fromkeys(value for group in groups for value in group))
 
 
 def absorb(group: Sequence[MemoryItem]) -> MemoryItem:
@@ -53,9 +48,8 @@ def absorb(group: Sequence[MemoryItem]) -> MemoryItem:
     for item in group:  # semantic copies: the episodic ids each one was made from
         counts |= provenance(item) if FROM in item.metadata else {}
     if counts:
-        metadata[FROM] = ",".join(counts)
-        metadata[SOURCE_COUNTS] = _json_counts(counts)
-        metadata[ACCESS_COUNT] = sum(int(item.metadata.get(ACCESS_COUNT, item.access_count)) for item in group)
+        summed = sum(int(item.metadata.get(ACCESS_COUNT, item.access_count)) for item in group)
+        metadata = _with_provenance(oldest.replace(metadata=metadata), counts, summed)
     return oldest.replace(
         content=newest.content, embedding=newest.embedding, created_at=newest.created_at,
         session_id=newest.session_id, metadata=metadata,
@@ -63,10 +57,6 @@ def absorb(group: Sequence[MemoryItem]) -> MemoryItem:
         last_accessed=max(item.last_accessed for item in group),
         source_ids=_union(*(item.source_ids for item in group)), tags=_union(*(item.tags for item in group)),
     )  # fmt: skip
-
-
-def _json_counts(counts: dict[str, int | None]) -> str:
-    return json.dumps({key: value for key, value in counts.items() if value is not None}, sort_keys=True)
 
 
 class RestatementMerge:
