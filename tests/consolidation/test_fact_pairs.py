@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from datetime import datetime, timedelta, timezone
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -105,3 +106,16 @@ def test_restatement_merge_and_pair_supersession_in_a_replay(embedder):
     assert memory["provenance"]["unknown_sources"] == 0 and memory["provenance"]["orphaned_superseded"] == 0
     held = memory["compression"]["episodic"]["items"]
     assert held < 2000  # restatements are held once
+
+def test_the_pair_strategies_run_on_a_longmemeval_file_and_measure_its_knowledge_update(embedder):
+    fixture = Path(__file__).resolve().parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json"
+    config = ExperimentConfig.from_dict({
+        "name": "lme", "dataset": {"name": "longmemeval", "params": {"path": str(fixture), "drop_abstention": True}},
+        "memory": {"unit": "turn"},
+        "consolidation": {"enabled": True, "interval_hours": 24, "merge": {}, "supersession": {"strategy": "pairs"}},
+        "systems": [{"name": "keep", "strategy": "bm25"}, {"name": "demote", "strategy": "bm25", "superseded": "demote"}]})  # fmt: skip
+    memory = run_experiment(config, results_dir=None, embedder=embedder, progress=False).memory
+    stale = memory["quality"]["stale_above_current"]  # q_ana_now: Porto (earlier) against Lyon (the answer)
+    assert stale["keep"]["questions"] == 1 and set(memory["quality"]) == {"stale_above_current"}  # no fact labels
+    assert stale["demote"]["stale_above_current"] <= stale["keep"]["stale_above_current"]
+    assert memory["provenance"]["unknown_sources"] == 0 and memory["provenance"]["orphaned_superseded"] == 0
