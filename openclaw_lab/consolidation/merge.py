@@ -10,11 +10,10 @@ and 0.759) are joined (transitively) into groups. Each group becomes one memory 
 item's id (so that links to it, such as a semantic copy's home, still hold), the newest item's words, time
 and embedding, and every source turn id (provenance); access counts add up, importance and last access
 take the highest. ``merged_from`` lists the ids it absorbed. Summaries, which join statements on purpose,
-and items already marked superseded are left alone (``repointed`` moves their
-marks to the memory that absorbed their replacement).
+and items already marked superseded are left alone (``repointed`` moves their marks to the memory that
+absorbed their replacement).
 
 >>> from datetime import datetime
->>> rule = RestatementMerge()
 >>> old = MemoryItem.new("user: I live in Porto.", now=datetime(2023, 1, 1), id="a", embedding=[1.0, 0.0], source_ids=["t1"])
 >>> new = MemoryItem.new("user: Home is Porto.", now=datetime(2023, 2, 1), id="b", embedding=[0.9, 0.1], source_ids=["t9"])
 >>> kept = absorb([old, new])
