@@ -158,7 +158,7 @@ def _merging(merge: RestatementMerge, memory: MemoryManager, job: Callable[[date
         tiers, moved = (memory.episodic, memory.semantic), {}
         for tier in tiers:
             written, absorbed = merge.merged(list(tier.items()))
-            if written:
+            if written:  # written before the absorbed are deleted: a crash between leaves a copy, never a lost turn
                 tier.upsert(written)
                 tier.delete(list(absorbed))
                 moved |= absorbed
