@@ -90,19 +90,27 @@ def neighbour_pairs(
     """The unmarked items with embeddings, oldest first (ties by id), and the (older, newer, cosine) pairs:
     each item's ``k`` nearest older items, and the older items naming one of its subjects at a cosine of at
     least ``min_similarity``."""
+    live, pairs, _ = _neighbours(items, k, min_similarity)
+    return live, pairs
+
+
+def _neighbours(
+    items: Sequence[MemoryItem], k: int, min_similarity: float
+) -> tuple[list[MemoryItem], list[tuple[int, int, float]], np.ndarray | None]:
+    """``neighbour_pairs`` and the cosine matrix it read, which the features read again."""
     if k < 0:
         raise ValueError(f"k: {k!r} must be >= 0")
     live = sorted((i for i in items if i.embedding is not None and SUPERSEDED_BY not in i.metadata),
                   key=lambda item: (item.created_at, item.id))  # fmt: skip
     if len(live) < 2:
-        return live, []
+        return live, [], None
     cosine = _cosines(live)
     older = np.tril(np.ones_like(cosine, dtype=bool), -1)
     ranked = np.argsort(np.where(older, -cosine, np.inf), axis=1, kind="stable")[:, :k]
     found = {(int(i), newer) for newer in range(1, len(live)) for i in ranked[newer, : min(k, newer)]}
     for holders in _by_name(live).values():
         found.update((a, b) for n, b in enumerate(holders) for a in holders[:n] if cosine[a, b] >= min_similarity)
-    return live, [(a, b, float(cosine[a, b])) for a, b in sorted(found)]
+    return live, [(a, b, float(cosine[a, b])) for a, b in sorted(found)], cosine
 
 
 def _by_name(live: Sequence[MemoryItem]) -> dict[str, list[int]]:
@@ -121,11 +129,13 @@ def _ranks(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
     return np.where(allowed, np.minimum(ranks, _FAR), _FAR)
 
 
-def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, float]]) -> np.ndarray:
-    """One row of ``PAIR_FEATURES`` per (older, newer, cosine) pair of ``live`` (oldest first)."""
+def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, float]],
+                  cosine: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    """One row of ``PAIR_FEATURES`` per (older, newer, cosine) pair of ``live`` (oldest first); ``cosine``: their
+    cosine matrix, when the caller has it already."""
     if not pairs:
         return np.zeros((0, len(PAIR_FEATURES)))
-    cosine = _cosines(live)
+    cosine = _cosines(live) if cosine is None else cosine
     older = np.tril(np.ones_like(cosine, dtype=bool), -1)
     older_rank = _ranks(cosine, older)  # [newer, older]: the older item's rank among the newer one's neighbours
     names = [_names(item) for item in live]
@@ -168,8 +178,8 @@ class FactPairModel:
 
     def pairs(self, items: Sequence[MemoryItem]) -> tuple[list[MemoryItem], list[tuple[int, int, float]], np.ndarray]:
         """The candidate pairs of ``items`` (the model's own ``k`` and ``min_similarity``) and their probabilities."""
-        live, pairs = neighbour_pairs(items, self.k, self.min_similarity)
-        return live, pairs, self.probabilities(pair_features(live, pairs))
+        live, pairs, cosine = _neighbours(items, self.k, self.min_similarity)
+        return live, pairs, self.probabilities(pair_features(live, pairs, cosine))
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """One row of ``RELATIONS`` probabilities per feature row (a ReLU layer, then softmax)."""
