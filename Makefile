@@ -10,7 +10,7 @@ export TOKENIZERS_PARALLELISM := false
 export OPENCLAW_LAB_DATA ?= $(abspath ../shared/datasets)
 export OPENCLAW_LAB_CACHE ?= $(abspath .cache)
 
-.PHONY: run test test-slow gate lab bench clean
+.PHONY: run test test-slow gate lab docs docs-build bench clean
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	python3 -m venv $(VENV)
@@ -45,8 +45,16 @@ gate: $(VENV)/.installed
 lab: $(VENV)/.installed
 	$(VENV)/bin/jupyter lab notebooks/
 
+# The documentation site: `make docs` serves it with live reload; `make docs-build` builds it as CI does (a broken
+# link, a missing file of the repository or an unknown API reference fails the build).
+docs: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs serve
+
+docs-build: $(VENV)/.installed
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+
 bench: $(VENV)/.installed
 	for script in benchmarks/bench_*.py; do $(PY) $$script || exit 1; done
 
 clean:
-	rm -rf $(VENV) .cache
+	rm -rf $(VENV) .cache site

@@ -1,4 +1,6 @@
-"""openclaw-lab run | sweep | compare | report | check | export | download."""
+"""openclaw-lab: replay conversations through memory systems and measure what they remember.
+
+Start with `openclaw-lab init my-experiment.toml`, then `openclaw-lab run my-experiment.toml`."""
 
 from __future__ import annotations
 
@@ -116,6 +118,19 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _init(args: argparse.Namespace) -> int:
+    from importlib.resources import files
+
+    if args.file.exists():
+        raise FileExistsError(f"{args.file} exists; choose another path (nothing was written)")
+    template = files("openclaw_lab.harness").joinpath("templates/starter.toml").read_text()
+    name = args.name or args.file.stem
+    args.file.parent.mkdir(parents=True, exist_ok=True)
+    args.file.write_text(template.replace("{name}", name).replace("{path}", str(args.file)))
+    print(f"wrote {args.file}; run it with: openclaw-lab run {args.file}")
+    return 0
+
+
 def _download(args: argparse.Namespace) -> int:
     from openclaw_lab.datasets import download
 
@@ -146,23 +161,46 @@ def _parse_value(text: str):
         return text
 
 
+EXAMPLES = {
+    "init": "openclaw-lab init experiments/mine.toml",
+    "run": "openclaw-lab run experiments/default.toml --set dataset.limit=2",
+    "sweep": "openclaw-lab sweep experiments/locomo-decay-sweep.toml --engine processes",
+    "compare": "openclaw-lab compare results/locomo-baselines/<run-id> --level turn --baseline bm25",
+    "report": "openclaw-lab report results/locomo-baselines/<run-id>",
+    "check": "openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json",
+    "export": "openclaw-lab export results/locomo-baselines/<run-id>",
+    "download": "openclaw-lab download locomo",
+}
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="openclaw-lab", description=__doc__)
-    commands = parser.add_subparsers(dest="command", required=True)
-    run = commands.add_parser("run", help="run one experiment (a TOML file)")
+    formatter = argparse.RawDescriptionHelpFormatter
+    parser = argparse.ArgumentParser(prog="openclaw-lab", description=__doc__, formatter_class=formatter,
+                                     epilog="example:\n  " + EXAMPLES["run"])  # fmt: skip
+    commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    def command(name: str, help: str) -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=help, description=help[0].upper() + help[1:] + ".",
+                                   epilog=f"example:\n  {EXAMPLES[name]}", formatter_class=formatter)  # fmt: skip
+
+    init = command("init", "write a commented starter experiment (TOML)")
+    init.add_argument("file", type=Path, help="where to write it, e.g. experiments/mine.toml")
+    init.add_argument("--name", default=None, help="the experiment's name (default: the file's stem)")
+    init.set_defaults(handler=_init)
+    run = command("run", "run one experiment (a TOML file)")
     run.add_argument("file", type=Path)
     run.add_argument("--results", type=Path, default=Path("results"))
     run.add_argument("--set", action="append", metavar="KEY=VALUE", help="override a setting, e.g. dataset.limit=2")
     run.add_argument("--qa", choices=["on", "off"], default=None, help="turn the QA stage on or off (default: the config)")
     _add_engine_options(run)
     run.set_defaults(handler=_run)
-    sweep = commands.add_parser("sweep", help="run an experiment's [sweep] grid")
+    sweep = command("sweep", "run an experiment's [sweep] grid")
     sweep.add_argument("file", type=Path)
     sweep.add_argument("--results", type=Path, default=Path("results"))
     sweep.add_argument("--fresh", action="store_true", help="rerun every point, even those an earlier sweep wrote")
     _add_engine_options(sweep)
     sweep.set_defaults(handler=_sweep)
-    compare = commands.add_parser("compare", help="compare run folders with significance tests")
+    compare = command("compare", "compare run folders with significance tests")
     compare.add_argument("dirs", nargs="+", type=Path)
     compare.add_argument("--level", default="session", choices=["turn", "session"])
     compare.add_argument("--baseline", default=None, help="the system the others are tested against (default: the first)")
@@ -173,10 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
     compare.add_argument("--categories", type=_names, default=None, metavar="C,C",
                          help="only questions of these categories (e.g. single-hop,multi-hop,temporal,open-domain)")
     compare.set_defaults(handler=_compare)
-    report = commands.add_parser("report", help="write report.md for a run folder")
+    report = command("report", "write report.md for a run folder")
     report.add_argument("dir", type=Path)
     report.set_defaults(handler=_report)
-    check = commands.add_parser("check", help="fail when gated metrics fall below a baseline")
+    check = command("check", "fail when gated metrics fall below a baseline")
     check.add_argument("result", type=Path)
     check.add_argument("--baseline", type=Path, required=True)
     check.add_argument("--tolerance", type=_tolerance, default=None,
@@ -185,11 +223,11 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--update", action="store_true", help="write the baseline from this run instead")
     check.add_argument("--exact", action="store_true", help="fail on any difference from the baseline, up or down")
     check.set_defaults(handler=_check)
-    export = commands.add_parser("export", help="write a run's runs and qrels as TREC files (trec_eval, ir_measures)")
+    export = command("export", "write a run's runs and qrels as TREC files (trec_eval, ir_measures)")
     export.add_argument("dir", type=Path)
     export.add_argument("--dest", type=Path, default=None, help="folder (default: <run>/trec)")
     export.set_defaults(handler=_export)
-    fetch = commands.add_parser("download", help="fetch a dataset from its public address (needs internet)")
+    fetch = command("download", "fetch a dataset from its public address (needs internet)")
     fetch.add_argument("name", help="a dataset with a card, e.g. locomo")
     fetch.add_argument("--dest", type=Path, default=None, help="folder (default: the first data path entry)")
     fetch.set_defaults(handler=_download)

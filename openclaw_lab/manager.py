@@ -1,8 +1,8 @@
 """MemoryManager: composes the working, episodic and semantic tiers it is given.
 
 ``MemoryManager.open(path)`` builds the embedded default: working memory in process, an episodic
-SQLite file and a semantic SQLite store beside it, both safe for many processes (see the README's
-"Guarantees"). Any other vector store can be handed in (``store=ChromaStore(...)``). No server to start.
+SQLite file and a semantic SQLite store beside it, both safe for many processes (see
+docs/guarantees.md). Any other vector store can be handed in (``store=ChromaStore(...)``). No server to start.
 
 >>> import tempfile
 >>> from openclaw_lab.stores.exact import ExactStore

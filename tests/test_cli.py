@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import tomllib
+
 import pytest
 
 from openclaw_lab.cli import main
@@ -60,3 +62,45 @@ def test_a_bug_keeps_its_traceback(monkeypatch):
     monkeypatch.setattr(report, "write_report", lambda run_dir: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         main(["report", "anything"])
+
+
+def test_init_writes_a_starter_whose_every_commented_setting_is_a_real_one(tmp_path, capsys):
+    from openclaw_lab.harness.config import ExperimentConfig
+
+    target = tmp_path / "experiments" / "mine.toml"
+    assert main(["init", str(target)]) == 0
+    text = target.read_text()
+    config = ExperimentConfig.from_toml(target)
+    assert config.name == "mine" and config.dataset.name == "synthetic" and len(config.systems) == 3
+    # uncomment each "# key = value" line (or "# [table]" block) alone: no commented setting may be unknown
+    lines, trials, i = text.splitlines(), [], 0
+    while i < len(lines):
+        if lines[i].startswith("# ["):  # a commented table: its lines come back together
+            end = next((j for j in range(i + 1, len(lines)) if not lines[j].startswith("# ")), len(lines))
+            trials.append(range(i, end))
+            i = end
+        else:
+            if lines[i].startswith("# ") and " = " in lines[i]:
+                trials.append([i])
+            i += 1
+    assert len(trials) >= 10
+    for trial in trials:
+        uncommented = {n: lines[n][2:].split("  #")[0] for n in trial}
+        try:
+            ExperimentConfig.from_dict(tomllib.loads("\n".join(uncommented.get(n, line) for n, line in enumerate(lines))))
+        except Exception as error:  # noqa: BLE001 - the message names the lines
+            raise AssertionError(f"starter lines {[n + 1 for n in trial]}: {error}") from None
+    assert main(["init", str(target)]) == 2  # never overwrites
+    assert "exists; choose another path (nothing was written)" in capsys.readouterr().err
+    assert target.read_text() == text
+
+
+def test_every_command_has_an_example_in_its_help(capsys):
+    from openclaw_lab.cli import EXAMPLES, build_parser
+
+    commands = next(a for a in build_parser()._actions if a.dest == "command").choices
+    assert set(commands) == set(EXAMPLES)
+    for name in commands:
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        assert f"example:\n  openclaw-lab {name} " in capsys.readouterr().out

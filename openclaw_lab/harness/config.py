@@ -133,12 +133,14 @@ def _one_of(value: str, choices: tuple[str, ...], path: str) -> None:
 
 @dataclass(frozen=True)
 class DatasetConfig:
-    name: str = "locomo"
+    """The conversations and questions to replay: a registry dataset and its loader's parameters."""
+
+    name: str = "locomo"  # a registry dataset: locomo, longmemeval or synthetic
     params: dict[str, Any] = field(default_factory=dict)  # passed to the loader (e.g. n_turns, seed)
     conversations: tuple[str, ...] | None = None  # conversation ids to keep
     limit: int | None = None  # or the first ``limit`` conversations
     fallback: str | None = None  # a dataset to use when this one is not on the data path
-    fallback_params: dict[str, Any] = field(default_factory=dict)
+    fallback_params: dict[str, Any] = field(default_factory=dict)  # passed to the fallback's loader
 
     def __post_init__(self) -> None:
         _require(self.limit is None or self.limit >= 1, "dataset.limit", f"{self.limit!r} must be >= 1")
@@ -152,22 +154,24 @@ class EmbeddingConfig:
     model: str | None = None  # a local sentence-transformers folder or an installed model package
     model_id: str | None = None  # its name in the embedding cache and the results
     backend: str | None = None  # torch (sentence-transformers), onnx or onnx-int8 (onnxruntime)
-    batch_size: int | None = None
+    batch_size: int | None = None  # texts encoded at once
     long_texts: str | None = None  # truncate (at the model's window) or windows (every window, averaged)
     threads: int | None = None  # torch's thread count while encoding (fixed: the same last bits on any machine)
 
 
 @dataclass(frozen=True)
 class MemoryConfig:
+    """The memory stack every system is replayed into: the stored unit, the store, the simulated agent."""
+
     store: str = "exact"  # the semantic tier's vector store, by registry name
     unit: str = "turn"  # "turn", "round" (two turns), "session" or "user-session" (LongMemEval's key)
     turn_seconds: float = 30.0  # the simulated clock's step per turn within a session
     simulate_access: bool = True  # at each incoming turn, retrieve as an agent would
-    access_k: int = 3
+    access_k: int = 3  # memories that simulated retrieval touches (their access counts rise)
     admission: str | None = None  # a remember policy by name: only the units it admits are stored at all
-    admission_params: dict[str, Any] = field(default_factory=dict)
+    admission_params: dict[str, Any] = field(default_factory=dict)  # the remember policy's parameters
     persist: bool = False  # keep the semantic store on disk (in the run folder) instead of in memory
-    store_params: dict[str, Any] = field(default_factory=dict)
+    store_params: dict[str, Any] = field(default_factory=dict)  # the store's parameters
 
     def __post_init__(self) -> None:
         _one_of(self.unit, UNITS, "memory.unit")
@@ -179,7 +183,7 @@ class MemoryConfig:
 class ConsolidationConfig:
     """Consolidation on the replay's clock; a setting left out (None) is the library's default."""
 
-    enabled: bool = False
+    enabled: bool = False  # consolidation runs at all (promotion, decay and every strategy below)
     interval_hours: float | None = None  # ConsolidationScheduler's interval (1 hour)
     law: str | None = None  # a registry decay law (PrunePolicy's: the seed law)
     law_params: dict[str, Any] = field(default_factory=dict)  # the law's parameters (of the default law if none)
@@ -205,9 +209,9 @@ class ConsolidationConfig:
 class SystemConfig:
     """One retrieval system to evaluate: a strategy name from the registry and its parameters."""
 
-    name: str
-    strategy: str
-    params: dict[str, Any] = field(default_factory=dict)
+    name: str  # the system's name in every table (unique)
+    strategy: str  # a registry strategy: dense, bm25, hybrid, hybrid-context, splade, rerank, learned-crossfit, …
+    params: dict[str, Any] = field(default_factory=dict)  # the strategy's parameters
     superseded: str = "keep"  # memories marked superseded: keep as ranked, demote below the others, or filter out
 
     def __post_init__(self) -> None:
@@ -216,7 +220,9 @@ class SystemConfig:
 
 @dataclass(frozen=True)
 class MetricsConfig:
-    k: tuple[int, ...] = (1, 3, 5, 10, 25, 50)
+    """What is measured: ranx's metrics at each k and level, the gate, answer-in-context."""
+
+    k: tuple[int, ...] = (1, 3, 5, 10, 25, 50)  # cut-offs of recall@k, hit_rate@k, ndcg@k, recall_all@k
     # Items each system returns per question before they are mapped to turns and sessions. Several
     # items can map to one turn (a semantic copy) or one session, so it must exceed max(k).
     depth: int = 100
@@ -230,7 +236,7 @@ class MetricsConfig:
     # baseline) and a paired test over the same questions gives p < gate_max_p
     gate_tolerance: float | str = DEFAULT_TOLERANCE.absolute
     gate_tolerances: dict[str, Any] = field(default_factory=dict)  # per gated metric, over gate_tolerance
-    gate_max_p: float = DEFAULT_MAX_P
+    gate_max_p: float = DEFAULT_MAX_P  # the paired test's p below which a drop beyond tolerance fails
     significance: str = "student"  # the paired test of `openclaw-lab compare` and report.md (ranx's stat_test)
     answer_budgets: tuple[int, ...] = ()  # token budgets for answer-in-context (empty: not measured)
     answer_system: str | None = None  # the system whose retrieval feeds the context (default: the first)
@@ -273,7 +279,7 @@ class QAConfig:
     """End-to-end QA on OpenAI-compatible endpoints (``qa.answer``, ``qa.judge``: base_url, model,
     api_key_env, temperature, max_tokens, timeout, max_retries, max_in_flight)."""
 
-    enabled: bool = False
+    enabled: bool = False  # run the QA stage (`openclaw-lab run --qa on|off` overrides it)
     answer: dict[str, Any] = field(default_factory=dict)  # the answering model's endpoint
     judge: dict[str, Any] = field(default_factory=dict)  # the judge's (default: the answering endpoint)
     protocol: str | None = None  # locomo or longmemeval (default: from the dataset's name)
@@ -297,8 +303,8 @@ class EngineConfig:
     Ray, ``auto`` or ``ray://HOST:PORT`` joins a cluster). Results do not depend on it, so it is left out
     of the config's fingerprint."""
 
-    name: str = "local"
-    address: str | None = None
+    name: str = "local"  # local, processes or ray
+    address: str | None = None  # Ray only: None starts a local Ray; auto or ray://HOST:PORT joins a cluster
     num_cpus: int | None = None  # a local Ray's CPUs, or the worker processes (default: the machine's CPUs)
 
     def __post_init__(self) -> None:
@@ -313,9 +319,18 @@ class EngineConfig:
 DEFAULT_SYSTEMS = (SystemConfig("dense", "dense"),)
 
 
+def _default_gate(metrics: Mapping[str, Any]) -> list[str]:
+    """Recall at 10 (or at the largest k when k has no 10) at every level reported, for a config naming no gate."""
+    k, levels = metrics.get("k", MetricsConfig.k), metrics.get("levels", LEVELS)
+    if not isinstance(k, (list, tuple)) or not k or not all(isinstance(v, int) for v in k) or not isinstance(levels, (list, tuple)):
+        return list(MetricsConfig.gate)  # a bad k or levels is refused by MetricsConfig, naming the field
+    cut = 10 if 10 in k else max(k)
+    return [f"{level}.recall@{cut}" for level in ("session", "turn") if level in levels]
+
+
 @dataclass(frozen=True)
 class ExperimentConfig:
-    name: str
+    name: str  # the experiment's name: its results folder is results/<name>/
     dataset: DatasetConfig = field(default_factory=DatasetConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
@@ -345,8 +360,8 @@ class ExperimentConfig:
         metrics_data = data.get("metrics") or {}
         if isinstance(metrics_data, Mapping) and "levels" not in metrics_data and memory.unit in SESSION_UNITS:
             metrics_data = {**metrics_data, "levels": ["session"]}
-            if "gate" not in metrics_data:  # the default gate, at the levels reported
-                metrics_data["gate"] = [m for m in MetricsConfig.gate if m.startswith("session.")]
+        if isinstance(metrics_data, Mapping) and "gate" not in metrics_data:
+            metrics_data = {**metrics_data, "gate": _default_gate(metrics_data)}
         metrics = _build(MetricsConfig, "metrics", metrics_data)
         if memory.unit in SESSION_UNITS and "turn" in metrics.levels:
             raise ConfigError("metrics.levels", f"turn-level metrics need turn units; memory.unit {memory.unit!r} "

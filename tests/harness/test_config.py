@@ -60,3 +60,27 @@ def test_answer_kept_and_memory_gates_are_checked_before_anything_runs():
         ExperimentConfig.from_dict({**BASE, "metrics": {"gate": ["memory.compression.all.token_share"]}})
     gated = ExperimentConfig.from_dict({**BASE, "metrics": {"gate": ["memory.provenance.unknown_sources"]}})
     assert gated.metrics.gate == ("memory.provenance.unknown_sources",)
+
+
+def test_the_default_gate_follows_k_and_levels():
+    def gate(**metrics):
+        return ExperimentConfig.from_dict({"name": "g", "metrics": metrics}).metrics.gate
+
+    assert gate() == ("session.recall@10", "turn.recall@10")
+    assert gate(k=[1, 3, 5]) == ("session.recall@5", "turn.recall@5")  # no 10 in k: the largest cut
+    assert gate(k=[1, 10, 50], levels=["turn"]) == ("turn.recall@10",)
+    session_units = ExperimentConfig.from_dict({"name": "g", "memory": {"unit": "user-session"}, "metrics": {"k": [3]}})
+    assert session_units.metrics.gate == ("session.recall@3",)
+    with pytest.raises(ConfigError, match=r"metrics\.k\[0\]: '5' is a str"):
+        gate(k=["5"])
+
+
+def test_the_reference_describes_every_setting():
+    from openclaw_lab.harness.schema import sections, settings
+
+    found = {s.path: s for s in settings()}
+    assert {"name", "dataset.name", "consolidation.merge", "systems.superseded", "engine.num_cpus"} <= set(found)
+    assert [path for path, s in found.items() if not s.description] == []  # a new field needs its comment
+    assert found["metrics.depth"].description.startswith("Items each system returns per question")  # comment above
+    assert found["name"].default == "" and found["metrics.k"].default == "[1, 3, 5, 10, 25, 50]"
+    assert sections()["engine"].startswith("Where the work runs")
