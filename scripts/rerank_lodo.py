@@ -58,8 +58,8 @@ def rerank_combsum(embedder=None, clock=None, model=None):
     from openclaw_lab.retrieval.fusion import FusedRetriever, hybrid
     from openclaw_lab.retrieval.rerank import default_rerank
 
-    return FusedRetriever([default_rerank(embedder, clock, model=model), hybrid(embedder, method="wsum", candidates=1000)],
-                          method="rrf", candidates=100)
+    combsum = hybrid(embedder, method="wsum", candidates=1000)
+    return FusedRetriever([default_rerank(embedder, clock, model=model), combsum], method="rrf", candidates=100)
 
 
 def main() -> None:
@@ -88,7 +88,8 @@ def main() -> None:
         for unit in UNITS:
             systems = [
                 {"name": "combsum", "strategy": "hybrid", "params": {"method": "wsum", "candidates": 1000}},
-                {"name": f"rerank-without-{held_out}+combsum", "strategy": "rerank-combsum", "params": {"model": str(path)}},
+                {"name": f"rerank-without-{held_out}+combsum", "strategy": "rerank-combsum",
+                 "params": {"model": str(path)}},
                 {"name": "rerank-shipped", "strategy": "rerank"},
                 {"name": f"rerank-without-{held_out}", "strategy": "rerank", "params": {"model": str(path)}},
             ]

@@ -87,7 +87,8 @@ def test_init_writes_a_starter_whose_every_commented_setting_is_a_real_one(tmp_p
     for trial in trials:
         uncommented = {n: lines[n][2:].split("  #")[0] for n in trial}
         try:
-            ExperimentConfig.from_dict(tomllib.loads("\n".join(uncommented.get(n, line) for n, line in enumerate(lines))))
+            trial_text = "\n".join(uncommented.get(n, line) for n, line in enumerate(lines))
+            ExperimentConfig.from_dict(tomllib.loads(trial_text))
         except Exception as error:  # noqa: BLE001 - the message names the lines
             raise AssertionError(f"starter lines {[n + 1 for n in trial]}: {error}") from None
     assert main(["init", str(target)]) == 2  # never overwrites

@@ -25,7 +25,8 @@ from tests.harness.test_qa import stub  # noqa: F401 - the fixture: an OpenAI-co
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = ROOT / "docs"
 BLOCK = re.compile(
-    r"(?P<skip><!-- not run: (?P<why>[^>]*) -->\n)?^```(?P<lang>\w+)(?: +title=\"(?P<title>[^\"]+)\")?\n(?P<body>.*?)^```$",
+    r"(?P<skip><!-- not run: (?P<why>[^>]*) -->\n)?"
+    r"^```(?P<lang>\w+)(?: +title=\"(?P<title>[^\"]+)\")?\n(?P<body>.*?)^```$",
     re.MULTILINE | re.DOTALL,
 )
 RUNNABLE = ("python", "bash", "yaml")

@@ -322,7 +322,8 @@ DEFAULT_SYSTEMS = (SystemConfig("dense", "dense"),)
 def _default_gate(metrics: Mapping[str, Any]) -> list[str]:
     """Recall at 10 (or at the largest k when k has no 10) at every level reported, for a config naming no gate."""
     k, levels = metrics.get("k", MetricsConfig.k), metrics.get("levels", LEVELS)
-    if not isinstance(k, (list, tuple)) or not k or not all(isinstance(v, int) for v in k) or not isinstance(levels, (list, tuple)):
+    well_formed = isinstance(k, (list, tuple)) and bool(k) and all(isinstance(v, int) for v in k)
+    if not well_formed or not isinstance(levels, (list, tuple)):
         return list(MetricsConfig.gate)  # a bad k or levels is refused by MetricsConfig, naming the field
     cut = 10 if 10 in k else max(k)
     return [f"{level}.recall@{cut}" for level in ("session", "turn") if level in levels]

@@ -42,7 +42,8 @@ def sections() -> dict[str, str]:
     for spec in fields(ExperimentConfig):
         cls = _config_class(hints[spec.name])
         doc = (cls.__doc__ or "") if cls else ""
-        out[spec.name] = "" if not cls or doc.startswith(f"{cls.__name__}(") else inspect.cleandoc(doc)  # not dataclass's own
+        generated = not cls or doc.startswith(f"{cls.__name__}(")  # no docstring: dataclass writes the signature
+        out[spec.name] = "" if generated else inspect.cleandoc(doc)
     return out
 
 
