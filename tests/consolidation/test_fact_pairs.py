@@ -94,6 +94,7 @@ def test_a_restatement_in_other_words_is_merged_and_an_update_retires_the_merged
 def test_restatement_merge_and_pair_supersession_in_a_replay(embedder):
     config = ExperimentConfig.from_dict({
         "name": "p", "dataset": {"name": "synthetic"},
+        "memory": {"simulate_access": False},  # merging and marking read no access counts: the figures are the same
         "consolidation": {"enabled": True, "interval_hours": 24, "merge": {}, "supersession": {"strategy": "pairs"}},
         "systems": [{"name": "keep", "strategy": "bm25"}, {"name": "demote", "strategy": "bm25", "superseded": "demote"}]})  # fmt: skip
     bench = generate(2000, seed=3, duplicate_rate=0.03, retraction_rate=0.003)
