@@ -101,17 +101,20 @@ def _help(parser) -> str:
     return parser.format_help()
 
 
+def _cell(text: str) -> str:
+    """A table cell in Markdown: pipes escaped, reST's double backticks single, no stray HTML."""
+    return text.replace("|", "\\|").replace("``", "`").replace("<", "&lt;")
+
+
 def _config_reference() -> str:
     from openclaw_lab.harness.schema import sections, settings
 
     rows: dict[str, list[str]] = {}
     for setting in settings():
         table = setting.path.partition(".")[0] if "." in setting.path else ""
-        cell = lambda text: text.replace("|", "\\|").replace("``", "`").replace("<", "&lt;")  # noqa: E731
-        rows.setdefault(table, []).append(
-            f"| `{setting.path}` | {setting.type} | `{setting.default}` | {cell(setting.description)} |"
-            if setting.default else f"| `{setting.path}` | {setting.type} | (required) | {cell(setting.description)} |"
-        )
+        default = f"`{setting.default}`" if setting.default else "(required)"
+        row = f"| `{setting.path}` | {setting.type} | {default} | {_cell(setting.description)} |"
+        rows.setdefault(table, []).append(row)
     out = []
     docs = sections()
     for table, lines in rows.items():
