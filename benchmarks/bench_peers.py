@@ -71,13 +71,14 @@ def main() -> None:
     print(f"{benchmark.name}: {len(benchmark.conversations)} conversations, {turns} turns, "
           f"{len(benchmark.questions)} questions")
 
+    started = time.perf_counter()
+    Embedder(cache=False).st_model  # noqa: B018 - loaded once, outside the runs' timings; every embedder shares it
+    print(f"our model's load, outside the timings: {time.perf_counter() - started:.1f} s")
+
     rows = []
     for system in args.systems:
         with tempfile.TemporaryDirectory(prefix="bench-peers-") as folder:
             embedder = Embedder(cache=EmbeddingCache(Path(folder) / "cache.sqlite"))
-            started = time.perf_counter()
-            embedder.st_model  # noqa: B018 - loaded here, outside the run's timings
-            load = time.perf_counter() - started
             for state in ("cold", "warm"):
                 result = run_experiment(config_for(system, args.conversations), results_dir=None, embedder=embedder,
                                         benchmark=benchmark, progress=False)  # fmt: skip
@@ -87,7 +88,6 @@ def main() -> None:
                              "turn.recall@10": result.metrics[system]["turn.recall@10"]})  # fmt: skip
                 print(f"  {system:<17} {state}: {rows[-1]['ingest_s_per_1k_turns']:7.1f} s / 1k turns, "
                       f"{rows[-1]['query_ms']:7.1f} ms / question", flush=True)
-        print(f"  (our model's load, outside the timings: {load:.1f} s)")
 
     table = pd.DataFrame(rows).set_index(["state", "system"]).sort_index()
     for state in ("cold", "warm"):

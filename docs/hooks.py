@@ -30,9 +30,8 @@ def on_files(files, config):
     for page in files.documentation_pages():
         for match in IMAGE.finditer(Path(page.abs_src_path).read_text()):
             resolved = _outside_docs(match["target"], Path(page.abs_src_path).parent, config)
-            uri = f"{COPIES}/{resolved.relative_to(ROOT).as_posix()}" if resolved and resolved.exists() else None
-            if uri and files.get_file_from_path(uri) is None:
-                files.append(File.generated(config, uri, abs_src_path=str(resolved)))
+            if resolved and resolved.exists() and files.get_file_from_path(_copy_uri(resolved)) is None:
+                files.append(File.generated(config, _copy_uri(resolved), abs_src_path=str(resolved)))
     return files
 
 
@@ -54,6 +53,11 @@ def _outside_docs(target: str, source: Path, config) -> Path | None:
     return None if resolved.is_relative_to(docs) or not resolved.is_relative_to(ROOT) else resolved
 
 
+def _copy_uri(resolved: Path) -> str:
+    """Where the site holds its copy of a repository image."""
+    return f"{COPIES}/{resolved.relative_to(ROOT).as_posix()}"
+
+
 def _repo_image(match: re.Match, page, config) -> str:
     resolved = _outside_docs(match["target"], Path(page.file.abs_src_path).parent, config)
     if resolved is None:
@@ -62,7 +66,7 @@ def _repo_image(match: re.Match, page, config) -> str:
         log.warning("%s: the image %r is not in the repository", page.file.src_path, match["target"])
         return match[0]
     depth = page.file.src_uri.count("/")
-    return f"![{match['text']}]({'../' * depth}{COPIES}/{resolved.relative_to(ROOT).as_posix()})"
+    return f"![{match['text']}]({'../' * depth}{_copy_uri(resolved)})"
 
 
 def _repo_link(match: re.Match, page, config) -> str:
@@ -95,10 +99,10 @@ def _cli_reference() -> str:
 
 
 def _help(parser) -> str:
-    import os
+    from unittest import mock
 
-    os.environ["COLUMNS"] = "110"  # argparse wraps at the terminal's width: a fixed one for the page
-    return parser.format_help()
+    with mock.patch.dict("os.environ", {"COLUMNS": "110"}):  # argparse wraps at the terminal's width: a fixed one
+        return parser.format_help()
 
 
 def _cell(text: str) -> str:

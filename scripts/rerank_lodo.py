@@ -31,23 +31,22 @@ SOURCES = ("dense", "bm25", "context")
 UNITS = ("turn", "session")
 
 
-def benchmarks() -> dict[str, object]:
+SYNTHETIC = {"name": "synthetic",
+             "params": {"n_turns": 8000, "n_conversations": 8, "seed": 301, "duplicate_rate": 0.03}}  # fmt: skip
+
+
+def datasets() -> dict[str, tuple[dict, object]]:
+    """Each dataset's config table and its benchmark."""
     locomo = load_locomo()
-    return {
-        "locomo": locomo.subset([c.id for c in locomo.conversations if c.id not in HELD_OUT]),
-        "synthetic": generate(**DATASETS["synthetic"]["params"]),
-    }
+    kept = [c.id for c in locomo.conversations if c.id not in HELD_OUT]
+    return {"locomo": ({"name": "locomo", "conversations": kept}, locomo.subset(kept)),
+            "synthetic": (SYNTHETIC, generate(**SYNTHETIC["params"]))}  # fmt: skip
 
 
-DATASETS = {"locomo": {"name": "locomo", "conversations": []},
-            "synthetic": {"name": "synthetic", "params": {"n_turns": 8000, "n_conversations": 8, "seed": 301,
-                                                          "duplicate_rate": 0.03}}}  # fmt: skip
-
-
-def config(name: str, unit: str, systems: list[dict], dataset: str = "synthetic") -> ExperimentConfig:
+def config(name: str, unit: str, systems: list[dict], dataset: dict) -> ExperimentConfig:
     levels = ["turn", "session"] if unit == "turn" else ["session"]
     return ExperimentConfig.from_dict({
-        "name": name, "dataset": DATASETS[dataset], "memory": {"store": "exact", "unit": unit},
+        "name": name, "dataset": dataset, "memory": {"store": "exact", "unit": unit},
         "consolidation": {"enabled": True, "interval_hours": 24, "law": "none"},
         "systems": systems, "metrics": {"k": [1, 5, 10], "levels": levels, "gate": [f"{levels[-1]}.recall@10"]},
     })  # fmt: skip
@@ -70,18 +69,17 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path("results/rerank-lodo"))
     args = parser.parse_args()
     embedder = Embedder()
-    data = benchmarks()
-    DATASETS["locomo"]["conversations"] = [c.id for c in data["locomo"].conversations]
+    data = datasets()
     queries = {}
-    for name, bench in data.items():
+    for name, (table, bench) in data.items():
         for unit in UNITS:
-            replays = replay_benchmark(bench, build(config("fit", unit, [{"name": "d", "strategy": "dense"}]),
+            replays = replay_benchmark(bench, build(config("fit", unit, [{"name": "d", "strategy": "dense"}], table),
                                                     embedder=embedder).replay, embedder, Path(tempfile.mkdtemp()))
             found = training_queries(replays, questions_by_conversation(bench), embedder, DEPTH, SOURCES)
             queries[name, unit] = [q for q in found.values() if q.relevant]
             print(f"{name}/{unit}: {len(queries[name, unit])} training questions", flush=True)
     models = Path(tempfile.mkdtemp())
-    for held_out, bench in data.items():
+    for held_out, (table, bench) in data.items():
         fitted = [q for (name, _), qs in queries.items() if name != held_out for q in qs]
         model = LearnedReranker(sources=SOURCES).fit(fitted, provenance={"lodo_held_out": held_out})
         path = model.save(models / f"without-{held_out}.json")
@@ -95,7 +93,7 @@ def main() -> None:
             ]
             if held_out == "locomo":
                 systems = [s for s in systems if s["name"] != "rerank-shipped"]  # fitted on these conversations
-            result = run_experiment(config(f"lodo-{held_out}-{unit}", unit, systems, held_out), results_dir=args.out,
+            result = run_experiment(config(f"lodo-{held_out}-{unit}", unit, systems, table), results_dir=args.out,
                                     embedder=embedder, benchmark=bench, progress=False)  # fmt: skip
             level = "turn" if unit == "turn" else "session"
             metrics = [f"{level}.hit_rate@5", f"{level}.recall_all@5", f"{level}.ndcg@10", f"{level}.recall@10"]
