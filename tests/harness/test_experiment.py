@@ -250,32 +250,35 @@ def test_the_cross_fitted_reranker_ranks_whole_sessions_with_its_session_feature
     assert all("session_top3" in fold["features"] for fold in result.models["learned"])
 
 
-def test_session_features_find_more_evidence_turns_on_real_conversations(locomo_path, embedder):
-    """Evidence clusters in a few sessions; the session features let the cross-fitted reranker use that."""
-    systems = [{"name": name, "strategy": "learned-crossfit", "params": {"folds": 2, "session": flag}}
-               for name, flag in (("plain", False), ("session", True))]
+@pytest.fixture(scope="module")
+def two_conversations(locomo_path, embedder):
+    """conv-30 and conv-26 without consolidation, one replay scored by the systems the next tests compare."""
+    sources = ["dense", "bm25", "context"]
+    crossfit = [("plain", {"session": False}), ("session", {}), ("context-source", {"sources": sources}),
+                ("splade-source", {"sources": [*sources, "splade"]})]
+    systems = [{"name": "combsum", "strategy": "hybrid", "params": {"method": "wsum", "candidates": 1000}},
+               {"name": "context", "strategy": "hybrid-context"},
+               *({"name": name, "strategy": "learned-crossfit", "params": {"folds": 2, **params}}
+                 for name, params in crossfit)]  # fmt: skip
     config = ExperimentConfig.from_dict({**CONFIG, "consolidation": {"enabled": False}, "systems": systems,
                                          "metrics": {"k": [10]}})  # fmt: skip
     benchmark = load_locomo(locomo_path, conversations=["conv-30", "conv-26"])
-    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
-    plain, session = result.metrics["plain"], result.metrics["session"]
+    return run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
+
+
+def test_session_features_find_more_evidence_turns_on_real_conversations(two_conversations):
+    """Evidence clusters in a few sessions; the session features let the cross-fitted reranker use that."""
+    plain, session = two_conversations.metrics["plain"], two_conversations.metrics["session"]
     assert session["turn.recall@10"] > plain["turn.recall@10"] + 0.02
 
 
-def test_splade_as_a_source_finds_more_evidence_turns_on_real_conversations(locomo_path, embedder):
+def test_splade_as_a_source_finds_more_evidence_turns_on_real_conversations(two_conversations):
     """SPLADE weighs words a memory implies; as a fourth source the cross-fitted reranker finds more evidence."""
-    sources = ["dense", "bm25", "context"]
-    systems = [{"name": name, "strategy": "learned-crossfit", "params": {"folds": 2, "sources": chosen}}
-               for name, chosen in (("without", sources), ("with", [*sources, "splade"]))]
-    config = ExperimentConfig.from_dict({**CONFIG, "consolidation": {"enabled": False}, "systems": systems,
-                                         "metrics": {"k": [10]}})  # fmt: skip
-    benchmark = load_locomo(locomo_path, conversations=["conv-30", "conv-26"])
-    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
-    without, with_splade = result.metrics["without"], result.metrics["with"]
+    without, with_splade = two_conversations.metrics["context-source"], two_conversations.metrics["splade-source"]
     # measured: recall@10 0.773 -> 0.786, nDCG@10 0.569 -> 0.598
     assert with_splade["turn.recall@10"] > without["turn.recall@10"]
     assert with_splade["turn.ndcg@10"] > without["turn.ndcg@10"] + 0.02
-    assert all("splade_score_z" in fold["features"] for fold in result.models["with"])
+    assert all("splade_score_z" in fold["features"] for fold in two_conversations.models["splade-source"])
 
 
 def test_splade_ranks_whole_sessions_on_the_longmemeval_path(embedder):
@@ -294,15 +297,9 @@ def test_splade_ranks_whole_sessions_on_the_longmemeval_path(embedder):
     assert result.metrics["splade"]["session.hit_rate@5"] > 0.5
 
 
-def test_neighbour_context_finds_more_evidence_turns_than_its_first_stage(locomo_path, embedder):
+def test_neighbour_context_finds_more_evidence_turns_than_its_first_stage(two_conversations):
     """On real LoCoMo conversations the evidence is often a short reply whose meaning sits in the turn before."""
-    systems = [{"name": "combsum", "strategy": "hybrid", "params": {"method": "wsum", "norm": "min-max", "candidates": 1000}},
-               {"name": "context", "strategy": "hybrid-context"}]  # fmt: skip
-    config = ExperimentConfig.from_dict({**CONFIG, "consolidation": {"enabled": False}, "systems": systems,
-                                         "metrics": {"k": [10]}})  # fmt: skip
-    result = run_experiment(config, results_dir=None, embedder=embedder,
-                            benchmark=load_locomo(locomo_path, conversations=["conv-30", "conv-26"]), progress=False)  # fmt: skip
-    combsum, context = result.metrics["combsum"], result.metrics["context"]
+    combsum, context = two_conversations.metrics["combsum"], two_conversations.metrics["context"]
     assert context["turn.recall@10"] > combsum["turn.recall@10"] + 0.03
 
 
