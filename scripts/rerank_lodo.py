@@ -2,12 +2,16 @@
 
     python scripts/rerank_lodo.py [--out results/rerank-lodo]
 
-Four kinds of history, two datasets: LoCoMo (the 8 conversations outside the CI gate) with turns and with
-whole sessions as memory units, and the synthetic generator (two seeds) with turns and with sessions. For
-each dataset, a reranker over the shipped model's sources (dense, BM25, hybrid-context; no length feature)
-is fitted on the other dataset's two kinds only, then scored on both kinds of the held-out dataset beside
+Four kinds of history, two datasets: LoCoMo (the 8 conversations outside the CI gate) and the synthetic
+generator (seed 301), each with turns and with whole sessions as memory units. For each dataset, two rerankers
+are fitted on the other dataset's two kinds only, then scored on both kinds of the held-out dataset beside
 CombSUM (dense + BM25, min-max, 1,000 candidates: the best unlearned fusion on the held-out LongMemEval-format
-set), the same reranker fused with CombSUM by RRF (a trial, registered here only) and the shipped `rerank`.
+set):
+
+- ``rerank-full``: the model shipped before issue 38 (dense, BM25 and context fused by RRF; every feature);
+- ``rerank-portable``: the recipe shipped now (scripts/train_learned_reranker.py): CombSUM's top 50, each
+  source's z-score, reciprocal rank and presence, nothing about the memory itself.
+
 Each run is a normal run folder under ``--out``; docs/results/out-of-domain.md reads them.
 """
 
@@ -17,82 +21,33 @@ import argparse
 import tempfile
 from pathlib import Path
 
-from openclaw_lab.datasets import generate, load_locomo
+from train_learned_reranker import SHIPPED, SYNTHETIC, UNITS, config, fitting_queries, locomo_table, synthetic_table
+
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.harness.build import build
-from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.crossfit import training_queries
-from openclaw_lab.harness.experiment import questions_by_conversation, replay_benchmark, run_experiment
+from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.retrieval.learned import LearnedReranker
+from openclaw_lab.retrieval.rerank import COMBSUM
 
-HELD_OUT = ("conv-26", "conv-30")  # the CI gate's conversations: never fitted on
-DEPTH = 50
-SOURCES = ("dense", "bm25", "context")
-UNITS = ("turn", "session")
-
-
-SYNTHETIC = {"name": "synthetic",
-             "params": {"n_turns": 8000, "n_conversations": 8, "seed": 301, "duplicate_rate": 0.03}}  # fmt: skip
-
-
-def datasets() -> dict[str, tuple[dict, object]]:
-    """Each dataset's config table and its benchmark."""
-    locomo = load_locomo()
-    kept = [c.id for c in locomo.conversations if c.id not in HELD_OUT]
-    return {"locomo": ({"name": "locomo", "conversations": kept}, locomo.subset(kept)),
-            "synthetic": (SYNTHETIC, generate(**SYNTHETIC["params"]))}  # fmt: skip
-
-
-def config(name: str, unit: str, systems: list[dict], dataset: dict) -> ExperimentConfig:
-    levels = ["turn", "session"] if unit == "turn" else ["session"]
-    return ExperimentConfig.from_dict({
-        "name": name, "dataset": dataset, "memory": {"store": "exact", "unit": unit},
-        "consolidation": {"enabled": True, "interval_hours": 24, "law": "none"},
-        "systems": systems, "metrics": {"k": [1, 5, 10], "levels": levels, "gate": [f"{levels[-1]}.recall@10"]},
-    })  # fmt: skip
-
-
-def rerank_combsum(embedder=None, clock=None, model=None):
-    """The reranker's ranking and CombSUM's, fused by RRF: a trial."""
-    from openclaw_lab.retrieval.fusion import FusedRetriever, hybrid
-    from openclaw_lab.retrieval.rerank import default_rerank
-
-    combsum = hybrid(embedder, method="wsum", candidates=1000)
-    return FusedRetriever([default_rerank(embedder, clock, model=model), combsum], method="rrf", candidates=100)
+VARIANTS = {"rerank-full": {"sources": ("dense", "bm25", "context")}, "rerank-portable": SHIPPED}
 
 
 def main() -> None:
-    from openclaw_lab.harness.registry import retrievers
-
-    retrievers.register("rerank-combsum", rerank_combsum)
     parser = argparse.ArgumentParser()
     parser.add_argument("--out", type=Path, default=Path("results/rerank-lodo"))
     args = parser.parse_args()
     embedder = Embedder()
-    data = datasets()
-    queries = {}
-    for name, (table, bench) in data.items():
-        for unit in UNITS:
-            replays = replay_benchmark(bench, build(config("fit", unit, [{"name": "d", "strategy": "dense"}], table),
-                                                    embedder=embedder).replay, embedder, Path(tempfile.mkdtemp()))
-            found = training_queries(replays, questions_by_conversation(bench), embedder, DEPTH, SOURCES)
-            queries[name, unit] = [q for q in found.values() if q.relevant]
-            print(f"{name}/{unit}: {len(queries[name, unit])} training questions", flush=True)
+    data = {"locomo": locomo_table(), "synthetic": synthetic_table(SYNTHETIC)}
+    queries = {(variant, name, unit): fitting_queries(table, bench, unit, embedder, options)
+               for name, (table, bench) in data.items() for unit in UNITS for variant, options in VARIANTS.items()}  # fmt: skip
     models = Path(tempfile.mkdtemp())
     for held_out, (table, bench) in data.items():
-        fitted = [q for (name, _), qs in queries.items() if name != held_out for q in qs]
-        model = LearnedReranker(sources=SOURCES).fit(fitted, provenance={"lodo_held_out": held_out})
-        path = model.save(models / f"without-{held_out}.json")
+        systems = [{"name": "combsum", "strategy": "hybrid", "params": COMBSUM}]
+        for variant, options in VARIANTS.items():
+            fitted = [q for (v, name, _), qs in queries.items() if v == variant and name != held_out for q in qs]
+            model = LearnedReranker(**options).fit(fitted, provenance={"lodo_held_out": held_out})
+            path = model.save(models / f"{variant}-without-{held_out}.json")
+            systems.append({"name": f"{variant}-without-{held_out}", "strategy": "rerank", "params": {"model": str(path)}})
         for unit in UNITS:
-            systems = [
-                {"name": "combsum", "strategy": "hybrid", "params": {"method": "wsum", "candidates": 1000}},
-                {"name": f"rerank-without-{held_out}+combsum", "strategy": "rerank-combsum",
-                 "params": {"model": str(path)}},
-                {"name": "rerank-shipped", "strategy": "rerank"},
-                {"name": f"rerank-without-{held_out}", "strategy": "rerank", "params": {"model": str(path)}},
-            ]
-            if held_out == "locomo":
-                systems = [s for s in systems if s["name"] != "rerank-shipped"]  # fitted on these conversations
             result = run_experiment(config(f"lodo-{held_out}-{unit}", unit, systems, table), results_dir=args.out,
                                     embedder=embedder, benchmark=bench, progress=False)  # fmt: skip
             level = "turn" if unit == "turn" else "session"

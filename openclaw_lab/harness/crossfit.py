@@ -36,12 +36,13 @@ __all__ = ["training_queries", "fine_tuning_triplets", "CrossFittedReranker", "C
 
 def training_queries(
     replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], embedder: Embedder, depth: int,
-    sources: Sequence[str] = SOURCES,
+    sources: Sequence[str] = SOURCES, pool: str | None = None,
 ) -> dict[str, TrainingQuery]:
-    """Per question: first-stage candidates (from ``sources``) and the items among them that hold evidence turns."""
+    """Per question: first-stage candidates (from ``sources``; ``pool``: see ``HybridFirstStage``) and the items
+    among them that hold evidence turns."""
     out = {}
     for replay in replays:
-        first = HybridFirstStage(first_stage_sources(sources, embedder), "rrf")
+        first = HybridFirstStage(first_stage_sources(sources, embedder), "rrf", pool=pool)
         first.index(replay.items)
         for q in questions.get(replay.conversation_id, []):
             candidates: tuple[Candidate, ...] = tuple(first.search_candidates(q.text, depth))

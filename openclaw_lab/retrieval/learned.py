@@ -47,6 +47,9 @@ SOURCES = ("dense", "bm25")
 # every feature is measured against the query's own candidates or on a fixed scale: a model fitted on turns
 # must not rank whole sessions by scores that grow with their size
 SOURCE_FEATURES = ("score_z", "score_rel", "rank", "rr", "present")
+# what held on data of another kind (scripts/rerank_lodo.py): each source's reciprocal rank (a weighted RRF), nothing
+# on the scores' scale and nothing about the memory itself (its speaker, age, access or wording shift between histories)
+PORTABLE_SOURCE_FEATURES = ("rr",)
 MODEL_KEYS = ("sources", "feature_names", "mean", "scale", "coef", "intercept", "C", "trained_on_conversations",
               "provenance")
 ITEM_FEATURES = ("recency_log_hours", "importance", "access_log", "token_jaccard", "speaker_match")
@@ -89,6 +92,9 @@ class FeatureExtractor:
     content words minus the candidates' median: informative where the model is fitted on the memories it
     ranks (cross-fitting), misleading for a model shipped to other memory units (turns against sessions).
 
+    With ``portable``, only each source's reciprocal rank: the features of a model shipped to histories unlike
+    the ones it was fitted on.
+
     With ``session``, how the item's session fares among the candidates (evidence clusters in a few
     sessions). An item's strength is the mean of its sources' z-scores; per source, the best z-score in
     the item's session; the session's rank by its best strength (log); the sum of its three best positive
@@ -96,14 +102,22 @@ class FeatureExtractor:
     count); and the item's rank within its session by strength (log).
     """
 
-    def __init__(self, sources: Sequence[str] = SOURCES, length: bool = False, session: bool = False) -> None:
-        self.sources, self.length, self.session = tuple(sources), length, session
+    def __init__(
+        self, sources: Sequence[str] = SOURCES, length: bool = False, session: bool = False, portable: bool = False
+    ) -> None:
+        if portable and length:
+            raise ValueError("length: a portable model reads nothing about the memory itself; drop length")
+        self.sources, self.length, self.session, self.portable = tuple(sources), length, session, portable
+
+    @property
+    def source_features(self) -> tuple[str, ...]:
+        return PORTABLE_SOURCE_FEATURES if self.portable else SOURCE_FEATURES
 
     @property
     def names(self) -> list[str]:
-        item_features = [*ITEM_FEATURES, LENGTH_FEATURE] if self.length else list(ITEM_FEATURES)
+        item_features = [] if self.portable else [*ITEM_FEATURES, *([LENGTH_FEATURE] if self.length else [])]
         session_features = [f"session_best_{s}_z" for s in self.sources] + list(SESSION_FEATURES)
-        return ([f"{s}_{f}" for s in self.sources for f in SOURCE_FEATURES] + item_features
+        return ([f"{s}_{f}" for s in self.sources for f in self.source_features] + item_features
                 + (session_features if self.session else []))
 
     def transform(self, query: str, candidates: Sequence[Candidate], now: datetime | None = None) -> np.ndarray:
@@ -115,8 +129,10 @@ class FeatureExtractor:
         if not candidates:
             return np.zeros((0, len(self.names)))
         per_source = [self._source_columns(source, candidates) for source in self.sources]
-        columns = [column for source_columns in per_source for column in source_columns]
-        columns += self._item_columns(query, candidates, now)
+        kept = [SOURCE_FEATURES.index(name) for name in self.source_features]
+        columns = [source_columns[i] for source_columns in per_source for i in kept]
+        if not self.portable:
+            columns += self._item_columns(query, candidates, now)
         if self.session:
             z_at = SOURCE_FEATURES.index("score_z")
             z = np.column_stack([cols[z_at] for cols in per_source] or [np.zeros((len(candidates), 0))])
@@ -185,15 +201,18 @@ class LearnedReranker:
     ``fit`` trains scikit-learn's LogisticRegression (balanced class weights); the score is its
     decision function. Rerank through ``TwoStageRetriever`` over a first stage that reports each
     source's scores (``HybridFirstStage``); plain candidates carry none, and ``rerank_candidates`` says so.
-    ``clock`` gives the query time for recency.
+    ``clock`` gives the query time for recency. ``pool`` names the source whose own ranking picks the
+    candidates (``None``: every source's hits fused by RRF); ``portable``: see ``FeatureExtractor``.
     """
 
     def __init__(
         self, *, sources: Sequence[str] = SOURCES, C: float = 1.0, clock: Any = None, length: bool = False,
-        session: bool = False,
+        session: bool = False, portable: bool = False, pool: str | None = None,
     ) -> None:
-        self.sources, self.C, self.clock = tuple(sources), C, clock
-        self.features = FeatureExtractor(self.sources, length, session)
+        if pool is not None and pool not in sources:
+            raise ValueError(f"pool: {pool!r} is not one of the sources {', '.join(sources)}")
+        self.sources, self.C, self.clock, self.pool = tuple(sources), C, clock, pool
+        self.features = FeatureExtractor(self.sources, length, session, portable)
         self.mean_: np.ndarray | None = None
         self.scale_: np.ndarray | None = None
         self.coef_: np.ndarray | None = None
@@ -300,6 +319,7 @@ class LearnedReranker:
             "format": FORMAT,
             "version": 1,
             "sources": list(self.sources),
+            "pool": self.pool,
             "feature_names": self.features.names,
             "mean": self.mean_.tolist(),
             "scale": self.scale_.tolist(),
@@ -325,7 +345,8 @@ class LearnedReranker:
             raise ValueError(f"model: the file lacks {', '.join(missing)}")
         names = data["feature_names"]
         model = cls(sources=data["sources"], C=data["C"], clock=clock, length=LENGTH_FEATURE in names,
-                    session=SESSION_FEATURES[0] in names)
+                    session=SESSION_FEATURES[0] in names, portable=ITEM_FEATURES[0] not in names,
+                    pool=data.get("pool"))  # files older than the pool key: RRF
         if data["feature_names"] != model.features.names:
             raise ValueError(
                 f"feature_names: the file has {data['feature_names']}, this code computes {model.features.names}"

@@ -4,7 +4,8 @@
 - ``LearnedReranker`` (in ``learned.py``): a linear model over first-stage and memory features;
 - ``MMRReranker``: maximal marginal relevance, for diversity.
 
-``default_rerank`` is the ``rerank`` strategy: dense + BM25 fused by RRF, reranked by the learned model.
+``default_rerank`` is the ``rerank`` strategy: CombSUM's candidates reranked by the learned model, requests for
+advice answered by dense retrieval.
 
 >>> from datetime import datetime
 >>> from openclaw_lab.model import MemoryItem
@@ -58,14 +59,19 @@ class HybridFirstStage(SearchEach):
     """Named sources searched for N hits each (filter applied in each), fused by ``fuse`` (RRF by default).
 
     Like ``FusedRetriever``, plus ``search_candidates``: the fused hits with each source's score and rank,
-    which the learned reranker reads. ``params`` go to ``fuse`` (``k``: RRF's constant, ``norm``).
+    which the learned reranker reads. ``params`` go to ``fuse`` (``k``: RRF's constant, ``norm``). With
+    ``pool``, the named source's own top N are the candidates, in its order, instead of the fused ones.
     """
 
-    def __init__(self, sources: Mapping[str, Retriever], method: str = "rrf", **params: Any) -> None:
-        self.sources, self.method, self.params = dict(sources), method, params
+    def __init__(
+        self, sources: Mapping[str, Retriever], method: str = "rrf", pool: str | None = None, **params: Any
+    ) -> None:
+        if pool is not None and pool not in sources:
+            raise ValueError(f"pool: {pool!r} is not one of the sources {', '.join(sources)}")
+        self.sources, self.method, self.pool, self.params = dict(sources), method, pool, params
 
     def __repr__(self) -> str:
-        return f"HybridFirstStage({self.sources!r}, method={self.method!r}, **{self.params!r})"
+        return f"HybridFirstStage({self.sources!r}, method={self.method!r}, pool={self.pool!r}, **{self.params!r})"
 
     def index(self, items: Sequence[MemoryItem]) -> None:
         items = list(items)
@@ -83,7 +89,10 @@ class HybridFirstStage(SearchEach):
             for hit in hits:
                 items.setdefault(hit.item.id, hit.item)
         runs = [{"q": {hit.item.id: hit.score for hit in hits}} for hits in lists.values()]
-        fused = fuse(runs, self.method, **self.params).get("q", {})
+        if self.pool is None:
+            fused = fuse(runs, self.method, **self.params).get("q", {})
+        else:
+            fused = {hit.item.id: hit.score for hit in lists[self.pool]}
         scores = {name: {hit.item.id: hit.score for hit in hits} for name, hits in lists.items()}
         ranks = {name: {hit.item.id: rank for rank, hit in enumerate(hits, 1)} for name, hits in lists.items()}
         out = [
@@ -276,17 +285,23 @@ def default_rerank(
     store: Any = None,
     bm25: Mapping[str, Any] | None = None,
     k: float = 60,
-) -> TwoStageRetriever:
-    """The ``rerank`` strategy: the learned model's sources (``first_stage_sources``: the shipped model reads
-    dense, BM25 and context) fused by RRF, ``candidates`` of them reranked by the model.
+    requests: str = "dense",
+) -> Retriever:
+    """The ``rerank`` strategy: ``candidates`` from the learned model's first stage (the shipped model: CombSUM's
+    top 50, with the scores of dense, BM25, neighbour context and CombSUM; a model without a ``pool``: its
+    sources fused by RRF), reranked by the model.
 
     ``model`` is a learned-reranker JSON file; by default the one shipped in the package
     (``retrieval/models/learned_reranker.json``), or, while none ships, the hand-set fallback
     (``LearnedReranker.hand_set``: see its ``provenance``). ``k`` is RRF's constant (see ``fuse``).
+    ``requests``: ``"dense"`` answers requests for advice (``routing.is_request``) by dense retrieval alone, as a
+    ``QueryRouter``; ``"rerank"`` reranks them too.
 
-    >>> default_rerank(candidates=20).candidates
+    >>> default_rerank(candidates=20, requests="rerank").candidates
     20
     """
+    if requests not in ("dense", "rerank"):
+        raise ValueError(f"requests: {requests!r} is not 'dense' or 'rerank'")
     if model is not None:
         reranker = LearnedReranker.load(model, clock=clock)
     elif DEFAULT_MODEL_PATH.is_file():
@@ -294,17 +309,25 @@ def default_rerank(
     else:
         reranker = LearnedReranker.hand_set(clock=clock)
     sources = first_stage_sources(reranker.sources, embedder, store=store, bm25=bm25)
-    return TwoStageRetriever(HybridFirstStage(sources, "rrf", k=k), reranker, candidates=candidates)
+    reranked = TwoStageRetriever(HybridFirstStage(sources, "rrf", k=k, pool=reranker.pool), reranker, candidates)
+    if requests == "rerank":
+        return reranked
+    from openclaw_lab.retrieval.dense import DenseRetriever
+    from openclaw_lab.retrieval.routing import QueryRouter, is_request
+
+    return QueryRouter(reranked, [(is_request, DenseRetriever(embedder, store=store))])
 
 
-FIRST_STAGE_SOURCES = ("dense", "bm25", "context", "splade")
+FIRST_STAGE_SOURCES = ("dense", "bm25", "context", "splade", "combsum")
+COMBSUM = {"method": "wsum", "norm": "min-max", "candidates": 1000}  # hybrid's CombSUM: no fitting, holds out of domain
 
 
 def first_stage_sources(
     names: Sequence[str], embedder: Any = None, *, store: Any = None, bm25: Mapping[str, Any] | None = None
 ) -> dict[str, Retriever]:
     """Fresh retrievers for a learned reranker's sources, by name: ``dense``, ``bm25``, ``context`` (the
-    ``hybrid-context`` strategy) and ``splade``. Each one's score and rank become features.
+    ``hybrid-context`` strategy), ``splade`` and ``combsum`` (``hybrid``: dense + BM25, min-max CombSUM over
+    1,000 candidates). Each one's score and rank become features.
 
     >>> list(first_stage_sources(["bm25"]))
     ['bm25']
@@ -312,6 +335,7 @@ def first_stage_sources(
     from openclaw_lab.retrieval.bm25 import BM25Retriever
     from openclaw_lab.retrieval.context import hybrid_context
     from openclaw_lab.retrieval.dense import DenseRetriever
+    from openclaw_lab.retrieval.fusion import hybrid
     from openclaw_lab.retrieval.splade import SpladeRetriever
 
     if isinstance(names, str) or not names or set(names) - set(FIRST_STAGE_SOURCES):
@@ -321,5 +345,6 @@ def first_stage_sources(
         "bm25": lambda: BM25Retriever(**dict(bm25 or {})),
         "context": lambda: hybrid_context(embedder, bm25=bm25),
         "splade": SpladeRetriever,
+        "combsum": lambda: hybrid(embedder, store=store, bm25=bm25, **COMBSUM),
     }
     return {name: make[name]() for name in names}

@@ -161,6 +161,31 @@ def test_a_model_with_session_features_round_trips(split, tmp_path):
                                   model.scores(test[0].query, test[0].candidates, T0))
 
 
+def test_portable_features_are_each_sources_reciprocal_rank_only():
+    a = item("a", "Alice went hiking in Denver", speaker="Alice", importance=5, access_count=3)
+    b = item("b", "Bob bought a red bike yesterday", hours_ago=30.0, speaker="Bob")
+    candidates = [Candidate(a, 0.03, {"dense": 0.8, "bm25": 4.0}, {"dense": 1, "bm25": 2}),
+                  Candidate(b, 0.02, {"dense": 0.4}, {"dense": 2})]  # fmt: skip
+    portable, full = FeatureExtractor(portable=True), FeatureExtractor()
+    assert portable.names == ["dense_rr", "bm25_rr"]
+    x = portable.transform("Where did Alice go hiking?", candidates, now=T0)
+    whole = full.transform("Where did Alice go hiking?", candidates, now=T0)
+    np.testing.assert_array_equal(x, whole[:, [full.names.index(name) for name in portable.names]])
+    with pytest.raises(ValueError, match="length: a portable model"):
+        FeatureExtractor(portable=True, length=True)
+
+
+def test_a_portable_pooled_model_round_trips_and_checks_its_pool(split, tmp_path):
+    train, test, _, _ = split
+    model = LearnedReranker(portable=True, pool="bm25").fit(train)
+    loaded = LearnedReranker.load(model.save(tmp_path / "model.json"))
+    assert loaded.features.portable and loaded.pool == "bm25" and not loaded.features.session
+    np.testing.assert_array_equal(loaded.scores(test[0].query, test[0].candidates, T0),
+                                  model.scores(test[0].query, test[0].candidates, T0))
+    with pytest.raises(ValueError, match="pool: 'combsum' is not one of the sources dense, bm25"):
+        LearnedReranker(pool="combsum")
+
+
 def test_json_round_trip_gives_identical_scores(fitted, split, tmp_path):
     _, test, _, _ = split
     path = fitted.save(tmp_path / "model.json")

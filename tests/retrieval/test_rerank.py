@@ -10,6 +10,7 @@ import pytest
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem
 from openclaw_lab.harness.registry import rerankers, retrievers
 from openclaw_lab.retrieval.bm25 import BM25Retriever
+from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.fusion import FusedRetriever
 from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, Candidate, LearnedReranker
 from openclaw_lab.retrieval.protocol import HitReranker
@@ -111,6 +112,18 @@ def test_hybrid_candidates_carry_each_sources_score_and_rank():
     assert got["b"] == (round(1 / 62 + 1 / 61, 6), {"dense": 0.5, "bm25": 7.0}, {"dense": 2, "bm25": 1})
     assert got["a"] == (round(1 / 61, 6), {"dense": 0.9}, {"dense": 1})
     assert got["c"] == (round(1 / 62, 6), {"bm25": 3.0}, {"bm25": 2})
+
+
+def test_a_pooled_first_stage_keeps_its_pools_top_n_in_order_with_every_sources_scores():
+    dense = Listed([("a", 0.9), ("b", 0.5), ("d", 0.1)])
+    sparse = Listed([("b", 7.0), ("c", 3.0)])
+    candidates = HybridFirstStage({"dense": dense, "bm25": sparse}, pool="dense").search_candidates("q", 2)
+    got = [(c.item.id, c.score, dict(c.source_scores), dict(c.source_ranks)) for c in candidates]
+    # c is second by RRF, but the pool (dense) never returns it; d is third in the pool and falls past n = 2
+    assert got == [("a", 0.9, {"dense": 0.9}, {"dense": 1}),
+                   ("b", 0.5, {"dense": 0.5, "bm25": 7.0}, {"dense": 2, "bm25": 1})]  # fmt: skip
+    with pytest.raises(ValueError, match="pool: 'splade' is not one of the sources dense, bm25"):
+        HybridFirstStage({"dense": dense, "bm25": sparse}, pool="splade")
 
 
 def test_hybrid_search_matches_fused_retriever():
@@ -269,8 +282,12 @@ def test_cross_encoder_in_two_stage_over_bm25(cross):
 # the registry's "rerank" strategy
 def test_default_rerank_works_offline_with_the_fallback_model(embedder, clock):
     retriever = retrievers.create("rerank", embedder=embedder, clock=clock, candidates=5)
-    assert isinstance(retriever, TwoStageRetriever) and isinstance(retriever.reranker, LearnedReranker)
-    assert set(retriever.first_stage.sources) == set(retriever.reranker.sources)  # the model names its first stage
+    reranked = retriever.default
+    assert isinstance(reranked, TwoStageRetriever) and isinstance(reranked.reranker, LearnedReranker)
+    assert set(reranked.first_stage.sources) == set(reranked.reranker.sources)  # the model names its first stage
+    assert reranked.first_stage.pool == reranked.reranker.pool
+    assert isinstance(retriever.route("Any tips for a trip to Lisbon?"), DenseRetriever)
+    assert retriever.route("Where did Caroline move to?") is reranked
     memories = [
         item("lisbon", "Caroline moved to Lisbon last spring", metadata={"speaker": "Caroline"}),
         item("tennis", "Melanie plays tennis on Sundays", metadata={"speaker": "Melanie"}),
@@ -282,14 +299,17 @@ def test_default_rerank_works_offline_with_the_fallback_model(embedder, clock):
     melanie = MemoryFilter(where={"speaker": "Melanie"})
     assert [h.item.id for h in retriever.search("Where did Caroline move to?", k=2, filter=melanie)] == ["tennis"]
     if not DEFAULT_MODEL_PATH.is_file():  # until a fitted model ships, the hand-set one stands in
-        assert "hand-set" in retriever.reranker.provenance["fitted_by"]
+        assert "hand-set" in reranked.reranker.provenance["fitted_by"]
     one_call = retrieve("Where did Caroline move to?", "rerank", items=memories, k=1, embedder=embedder, clock=clock)
     assert [h.item.id for h in one_call] == ["lisbon"]
 
 
 def test_default_rerank_loads_a_model_file(tmp_path, clock):
     path = LearnedReranker.hand_set().save(tmp_path / "model.json")
-    assert default_rerank(clock=clock, model=path).reranker.to_dict() == LearnedReranker.load(path).to_dict()
+    loaded = default_rerank(clock=clock, model=path, requests="rerank")
+    assert loaded.reranker.to_dict() == LearnedReranker.load(path).to_dict()
+    with pytest.raises(ValueError, match="requests: 'bm25' is not 'dense' or 'rerank'"):
+        default_rerank(model=path, requests="bm25")
     with pytest.raises(ValueError, match="model: no learned-reranker file"):
         default_rerank(model=tmp_path / "absent.json")
 
