@@ -12,13 +12,13 @@ set):
 - ``rerank-portable``: the recipe shipped now (scripts/train_learned_reranker.py): CombSUM's top 50, each
   source's z-score, reciprocal rank and presence, nothing about the memory itself.
 
-Each run is a normal run folder under ``--out``; docs/results/out-of-domain.md reads them.
+Each run is a normal run folder under ``--out``, the fitted models are in ``--out``/models, and
+docs/results/out-of-domain.md reads them.
 """
 
 from __future__ import annotations
 
 import argparse
-import tempfile
 from pathlib import Path
 
 from train_learned_reranker import SHIPPED, SYNTHETIC, UNITS, config, fitting_queries, locomo_table, synthetic_table
@@ -39,7 +39,7 @@ def main() -> None:
     data = {"locomo": locomo_table(), "synthetic": synthetic_table(SYNTHETIC)}
     queries = {(variant, name, unit): fitting_queries(table, bench, unit, embedder, options)
                for name, (table, bench) in data.items() for unit in UNITS for variant, options in VARIANTS.items()}  # fmt: skip
-    models = Path(tempfile.mkdtemp())
+    models = args.out / "models"  # the runs' configs name these files
     for held_out, (table, bench) in data.items():
         systems = [{"name": "combsum", "strategy": "hybrid", "params": COMBSUM}]
         for variant, options in VARIANTS.items():
