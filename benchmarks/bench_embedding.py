@@ -3,6 +3,10 @@ encoder backends (torch, onnx, onnx-int8) with what each changes in the gated me
 and session-long texts read in windows against truncated at the model's window.
 
     python benchmarks/bench_embedding.py [--texts 2000] [--sessions 100] [--experiment experiments/ci-gate.toml]
+    python benchmarks/bench_embedding.py --grid [--threads 1 2] [--batch-sizes 16 32 64 128]
+
+``--grid`` times only the settings a bigger machine would change: torch's threads and the batch size, for each
+backend, as texts/s and the ratio to the defaults (torch's own thread count, batch 64).
 
 Targets (issue 2): the manager's overhead over raw encoding at most 10%; a cached re-add at least
 20x faster than a cold one. Issue 16: another backend becomes the default only if it is >= 1.5x faster
@@ -50,8 +54,13 @@ def main() -> None:
     parser.add_argument("--sessions", type=int, default=100, help="session-long texts for the long_texts timing")
     parser.add_argument("--experiment", type=Path, default=ROOT / "experiments" / "ci-gate.toml")
     parser.add_argument("--backends", nargs="+", default=list(BACKENDS), choices=BACKENDS)
+    parser.add_argument("--grid", action="store_true", help="time threads x batch sizes only")
+    parser.add_argument("--threads", nargs="+", type=int, default=[1, 2])
+    parser.add_argument("--batch-sizes", nargs="+", type=int, default=[16, 32, 64, 128])
     args = parser.parse_args()
     texts = chat_texts(args.texts)
+    if args.grid:
+        return settings_grid(texts, args.backends, args.threads, args.batch_sizes, args.repeats)
     embedder = Embedder(cache=False)
     embedder.encode_uncached(texts[:64])  # load the model and warm up outside the timings
     records = [{"content": t, "session_id": "bench"} for t in texts]
@@ -77,6 +86,29 @@ def main() -> None:
     print(f"cold / warm re-add:        {cold / warm:.1f}x  (target >= 20x)")
     compare_long_texts(texts, args.sessions, args.repeats)
     compare_backends(texts, args.backends, args.experiment, args.repeats)
+
+
+def settings_grid(texts: list[str], backends: list[str], threads: list[int], batch_sizes: list[int],
+                  repeats: int) -> None:
+    """texts/s per backend, thread count (torch only: ONNX Runtime picks its own) and batch size (best of
+    ``repeats``), against the defaults."""
+    rows = []
+    for backend in backends:
+        loaded = Embedder(cache=False, backend=backend)
+        loaded.encode_uncached(texts[:64], progress=False)  # load (and export) once, outside the timings
+        for count in [None, *threads] if backend == "torch" else [None]:
+            for batch in sorted({64, *batch_sizes}):
+                encoder = Embedder(cache=False, backend=backend, threads=count, batch_size=batch)
+                encoder._model, encoder._onnx = loaded._model, loaded._onnx  # the same loaded weights
+                best = min(timed(lambda: encoder.encode_uncached(texts, progress=False)) for _ in range(repeats))
+                rows.append({"backend": backend, "threads": count or "default", "batch": batch,
+                             "texts/s": len(texts) / best})  # fmt: skip
+    table = pd.DataFrame(rows)
+    default = table[(table["threads"] == "default") & (table["batch"] == 64)].set_index("backend")["texts/s"]
+    table["vs default"] = (table["texts/s"] / table["backend"].map(default)).round(2)
+    print(f"{len(texts)} texts, best of {repeats}; default: torch's own thread count ({os.cpu_count()} cores here), "
+          "batch 64")
+    print(table.round({"texts/s": 1}).to_string(index=False))
 
 
 def compare_long_texts(texts: list[str], sessions: int, repeats: int) -> None:

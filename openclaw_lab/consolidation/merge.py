@@ -9,7 +9,8 @@ decision) judges each pair, and the pairs it calls a ``restatement`` with probab
 and 0.759) are joined (transitively) into groups. Each group becomes one memory that keeps the oldest
 item's id (so that links to it, such as a semantic copy's home, still hold), the newest item's words, time
 and embedding, and every source turn id (provenance); access counts add up, importance and last access
-take the highest. ``merged_from`` lists the ids it absorbed. Summaries, which join statements on purpose,
+take the highest. ``merged_from`` lists the ids it absorbed, ``merged_sessions`` the sessions they came from
+(``sessions_of``: a merged memory speaks for every session that said its fact). Summaries, which join statements on purpose,
 and items already marked superseded are left alone (``repointed`` moves their marks to the memory that
 absorbed their replacement).
 
@@ -19,6 +20,8 @@ absorbed their replacement).
 >>> kept = absorb([old, new])
 >>> kept.id, kept.content, kept.source_ids, kept.metadata[MERGED_FROM]
 ('a', 'user: Home is Porto.', ('t1', 't9'), 'b')
+>>> sessions_of(absorb([old.replace(session_id="s1"), new.replace(session_id="s4")]))
+('s4', 's1')
 """
 
 from __future__ import annotations
@@ -32,17 +35,31 @@ from openclaw_lab.consolidation.summaries import SUMMARY_OF
 from openclaw_lab.consolidation.supersession import SUPERSEDED_BY
 from openclaw_lab.model import MemoryItem
 
-__all__ = ["RestatementMerge", "absorb", "repointed", "MERGED_FROM"]
+__all__ = ["RestatementMerge", "absorb", "repointed", "sessions_of", "MERGED_FROM", "MERGED_SESSIONS"]
 
 MERGED_FROM = "merged_from"
+MERGED_SESSIONS = "merged_sessions"
+
+
+def _joined(item: MemoryItem, key: str) -> list[str]:
+    """A comma-joined metadata list (metadata values stay scalars, as every store keeps them)."""
+    return [value for value in str(item.metadata.get(key, "")).split(",") if value]
+
+
+def sessions_of(item: MemoryItem) -> tuple[str, ...]:
+    """The sessions a memory speaks for: its own, then those of the memories merged into it."""
+    return tuple(_union([item.session_id], _joined(item, MERGED_SESSIONS)))
 
 
 def absorb(group: Sequence[MemoryItem]) -> MemoryItem:
     """One memory for a group of restatements, oldest first (see the module doc)."""
     oldest, newest = group[0], group[-1]
     absorbed = [item.id for item in group[1:]]
-    earlier = (id_ for item in group for id_ in str(item.metadata.get(MERGED_FROM, "")).split(",") if id_)
-    metadata = {**oldest.metadata, **newest.metadata, MERGED_FROM: ",".join(_union(list(earlier), absorbed))}
+    earlier = [id_ for item in group for id_ in _joined(item, MERGED_FROM)]
+    sessions = [s for item in group for s in sessions_of(item) if s != newest.session_id]
+    metadata = {**oldest.metadata, **newest.metadata, MERGED_FROM: ",".join(_union(earlier, absorbed))}
+    if sessions:
+        metadata[MERGED_SESSIONS] = ",".join(_union(sessions))
     counts: dict[str, int | None] = {}
     for item in group:  # semantic copies: the episodic ids each one was made from
         counts |= provenance(item) if FROM in item.metadata else {}

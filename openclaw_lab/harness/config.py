@@ -205,6 +205,9 @@ class ConsolidationConfig:
             _one_of(tier, TIERS, f"consolidation.prune_tiers[{i}]")
 
 
+SUPERSEDED_MODES = ("keep", "demote", "below-successor", "filter")
+
+
 @dataclass(frozen=True)
 class SystemConfig:
     """One retrieval system to evaluate: a strategy name from the registry and its parameters."""
@@ -212,10 +215,12 @@ class SystemConfig:
     name: str  # the system's name in every table (unique)
     strategy: str  # a registry strategy: dense, bm25, hybrid, hybrid-context, splade, rerank, learned-crossfit, …
     params: dict[str, Any] = field(default_factory=dict)  # the strategy's parameters
-    superseded: str = "keep"  # memories marked superseded: keep as ranked, demote below the others, or filter out
+    # memories marked superseded: keep as ranked, demote below the others, rank right below what replaced them
+    # ("below-successor"), or filter out
+    superseded: str = "keep"
 
     def __post_init__(self) -> None:
-        _one_of(self.superseded, ("keep", "demote", "filter"), "systems.superseded")
+        _one_of(self.superseded, SUPERSEDED_MODES, "systems.superseded")
 
 
 @dataclass(frozen=True)

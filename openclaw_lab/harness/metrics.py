@@ -22,6 +22,7 @@ import numpy as np
 import pandas as pd
 from ranx import Qrels, Run, evaluate
 
+from openclaw_lab.consolidation.merge import sessions_of
 from openclaw_lab.datasets.types import Benchmark, Question
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
@@ -68,11 +69,12 @@ def qrels_for(questions: Iterable[Question], level: str, session_labels: str = "
 
 
 def to_level(run: RunDict, items: Mapping[str, MemoryItem], level: str) -> RunDict:
-    """Map item ids to their turn ids (or session id), keeping each doc's best score (higher is better)."""
+    """Map item ids to their turn ids (or sessions: a merged memory's include those of what it absorbed), keeping
+    each doc's best score (higher is better)."""
     if level == "turn":
         docs_of = {i: item.source_ids for i, item in items.items()}
     else:
-        docs_of = {i: (item.session_id,) for i, item in items.items()}
+        docs_of = {i: sessions_of(item) for i, item in items.items()}
     out: RunDict = {}
     for qid, hits in run.items():
         docs: dict[str, float] = {}

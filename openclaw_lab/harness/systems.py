@@ -7,6 +7,7 @@ fold by fold over all conversations. The harness treats them alike.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Protocol
@@ -36,7 +37,10 @@ def _no_longer_valid(item: MemoryItem) -> bool:
 
 def handle_superseded(run: RunDict, items: Mapping[str, MemoryItem], mode: str) -> RunDict:
     """A run with memories no longer valid (marked ``superseded_by`` or ``valid_until``: replaced or expired)
-    kept as ranked, demoted below every other hit, or filtered out.
+    kept as ranked, demoted below every other hit, or filtered out. ``below-successor`` moves a replaced memory
+    just below the memory that replaced it when that one is among the hits (and never up), and leaves it where
+    it was otherwise: the stale fact never outranks the current one, and a memory marked by mistake keeps its
+    rank wherever its supposed replacement is not found; expired memories, which nothing replaced, are demoted.
 
     >>> from datetime import datetime
     >>> old = MemoryItem.new("x", now=datetime(2023, 1, 1), id="old", metadata={"superseded_by": "new"})
@@ -47,6 +51,8 @@ def handle_superseded(run: RunDict, items: Mapping[str, MemoryItem], mode: str) 
     (['new', 'old'], -0.5)
     >>> handle_superseded(run, items, "filter")
     {'q': {'new': 0.5}}
+    >>> handle_superseded({"q": {"old": 0.9, "new": 0.5, "other": 0.4}}, items | {"other": new}, "below-successor")
+    {'q': {'new': 0.5, 'other': 0.4, 'old': 0.49999999999999994}}
     """
     if mode == "keep":
         return run
@@ -54,11 +60,29 @@ def handle_superseded(run: RunDict, items: Mapping[str, MemoryItem], mode: str) 
     for qid, hits in run.items():
         current = {i: s for i, s in hits.items() if not _no_longer_valid(items[i])}
         stale = {i: s for i, s in hits.items() if i not in current}
-        if mode == "demote" and stale:  # shifted below the lowest current score, order among themselves kept
+        if mode == "below-successor":
+            valid = dict(current)
+            for i, s in stale.items():
+                successor = _current_successor(i, items, hits)
+                if successor in valid:
+                    current[i] = min(s, math.nextafter(valid[successor], -math.inf))
+                elif successor is not None:  # replaced by a memory this query did not find: left where it was
+                    current[i] = s
+            stale = {i: s for i, s in stale.items() if i not in current}
+        if mode in ("demote", "below-successor") and stale:  # below the lowest current score, in their order
             floor = min(current.values(), default=0.0) - max(stale.values()) - 1.0
             current |= {i: s + floor for i, s in stale.items()}
         out[qid] = current
     return out
+
+
+def _current_successor(item_id: str, items: Mapping[str, MemoryItem], hits: Mapping[str, float]) -> str | None:
+    """What replaced ``item_id``, followed along the hits while that too was replaced; None: nothing replaced it."""
+    successor, seen = items[item_id].metadata.get(SUPERSEDED_BY), {item_id}
+    while successor in hits and successor not in seen and SUPERSEDED_BY in items[successor].metadata:
+        seen.add(successor)
+        successor = items[successor].metadata[SUPERSEDED_BY]
+    return successor
 
 
 class RetrieverSystem:

@@ -3,6 +3,7 @@ from datetime import datetime, timezone
 
 import pytest
 
+from openclaw_lab.consolidation.merge import absorb
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.harness.metrics import (
     NO_HIT, by_category, complete_run, evaluate_run, memory_counts, memory_ratios, qrels_for, to_level,
@@ -45,6 +46,16 @@ def test_items_map_to_turns_and_sessions_keeping_the_best_score():
     run = {"q": {"i1": 0.4, "i2": 0.9}}
     assert to_level(run, items, "turn") == {"q": {"D1:1": 0.4, "D1:2": 0.9}}
     assert to_level(run, items, "session") == {"q": {"S1": 0.9}}
+
+
+def test_a_merged_memory_counts_for_every_session_that_said_its_fact():
+    old = MemoryItem.new("Ana lives in Porto", now=T, id="a", session_id="S1", source_ids=("D1:1",))
+    new = MemoryItem.new("Ana's home is Porto", now=T, id="b", session_id="S3", source_ids=("D3:4",))
+    other = MemoryItem.new("Bo plays chess", now=T, id="c", session_id="S3", source_ids=("D3:5",))
+    merged = absorb([old, new])
+    run = {"q": {"a": 0.7, "c": 0.8}}
+    assert to_level(run, {"a": merged, "c": other}, "session") == {"q": {"S3": 0.8, "S1": 0.7}}
+    assert to_level(run, {"a": merged, "c": other}, "turn") == {"q": {"D1:1": 0.7, "D3:4": 0.7, "D3:5": 0.8}}
 
 
 def test_qrels_leave_out_questions_without_evidence_and_categories_average():

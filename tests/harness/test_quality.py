@@ -8,11 +8,13 @@ import pytest
 
 from openclaw_lab.datasets import generate
 from openclaw_lab.datasets.types import FactLabels, Question, Statement
-from openclaw_lab.harness.config import ExperimentConfig
+from openclaw_lab.errors import ConfigError
+from openclaw_lab.harness.config import ExperimentConfig, SystemConfig
 from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.quality import (
     compression, duplicate_handling, provenance, quality_figures, stale_above_current, stale_retention,
 )  # fmt: skip
+from openclaw_lab.harness.systems import handle_superseded
 from openclaw_lab.model import MemoryItem
 
 T0 = datetime(2023, 5, 8, tzinfo=timezone.utc)
@@ -146,6 +148,26 @@ def test_supersession_marks_the_older_statement_of_a_subject():
     assert Supersession(min_similarity=0.7).marks([marks[0], lyon]) == []  # already marked: left alone
     with pytest.raises(ValueError, match="min_similarity/max_similarity"):
         Supersession(min_similarity=0.99, max_similarity=0.9)
+
+
+def test_below_successor_puts_a_replaced_memory_right_below_its_replacement_and_moves_nothing_else():
+    def memory(id, **metadata):
+        return MemoryItem.new(id, now=T0, id=id, metadata=metadata)
+
+    items = {"porto": memory("porto", superseded_by="lisbon"), "lisbon": memory("lisbon"),
+             "cat": memory("cat", superseded_by="dog"), "dog": memory("dog"),  # dog is not found below
+             "v1": memory("v1", superseded_by="v2"), "v2": memory("v2", superseded_by="v3"), "v3": memory("v3"),
+             "plan": memory("plan", valid_until="2023-01-01"), "chess": memory("chess")}  # fmt: skip
+    run = {"q": {"porto": 0.9, "cat": 0.8, "v1": 0.75, "chess": 0.7, "lisbon": 0.6, "plan": 0.65, "v3": 0.3,
+                 "v2": 0.2}}  # fmt: skip
+    ranked = handle_superseded(run, items, "below-successor")["q"]
+    order = sorted(ranked, key=ranked.get, reverse=True)
+    # porto right below lisbon; cat, whose replacement was not found, stays; v1 follows v2 to v3; the expired
+    # plan, which nothing replaced, goes to the bottom as with demote
+    assert order == ["cat", "chess", "lisbon", "porto", "v3", "v1", "v2", "plan"]
+    assert ranked["cat"] == 0.8 and ranked["chess"] == 0.7
+    with pytest.raises(ConfigError, match="systems.superseded"):
+        SystemConfig(name="x", strategy="bm25", superseded="below")
 
 
 def test_supersession_lowers_stale_rankings_when_systems_demote_them(embedder, tmp_path, capsys):
