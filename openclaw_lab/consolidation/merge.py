@@ -87,9 +87,15 @@ class RestatementMerge:
     def __repr__(self) -> str:
         return f"RestatementMerge(threshold={self.threshold})"
 
+    def restatements(self, items: Sequence[MemoryItem]) -> tuple[list[MemoryItem], list[tuple[int, int]]]:
+        """``items`` oldest first, and the (older, newer) index pairs judged to restate one fact."""
+        live, pairs, chances = self.model.pairs(items)
+        restatement = RELATIONS.index("restatement")
+        return live, [(older, newer) for (older, newer, _), p in zip(pairs, chances[:, restatement]) if p >= self.threshold]
+
     def groups(self, items: Sequence[MemoryItem]) -> list[list[MemoryItem]]:
         """The groups of two or more restatements among ``items``, each oldest first."""
-        live, pairs, chances = self.model.pairs([item for item in items if SUMMARY_OF not in item.metadata])
+        live, pairs = self.restatements([item for item in items if SUMMARY_OF not in item.metadata])
         parent = list(range(len(live)))
 
         def root(i: int) -> int:
@@ -98,10 +104,8 @@ class RestatementMerge:
                 i = parent[i]
             return i
 
-        restatement = RELATIONS.index("restatement")
-        for (older, newer, _), p in zip(pairs, chances[:, restatement]):
-            if p >= self.threshold:
-                parent[root(newer)] = root(older)
+        for older, newer in pairs:
+            parent[root(newer)] = root(older)
         members: dict[int, list[MemoryItem]] = {}
         for index, item in enumerate(live):  # live is oldest first, so each group is too
             members.setdefault(root(index), []).append(item)

@@ -162,9 +162,11 @@ supersession_rules = Registry("supersession rule")
 supersession_rules.register("similarity", "openclaw_lab.consolidation.supersession:Supersession")
 supersession_rules.register("learned", "openclaw_lab.consolidation.learned_supersession:LearnedSupersession")
 supersession_rules.register("pairs", "openclaw_lab.consolidation.fact_pairs:PairSupersession")
+supersession_rules.register("llm", "openclaw_lab.consolidation.llm_pairs:LLMSupersession")
 
 merge_rules = Registry("merge rule")
 merge_rules.register("restatement", "openclaw_lab.consolidation.merge:RestatementMerge")
+merge_rules.register("llm", "openclaw_lab.consolidation.llm_pairs:LLMRestatementMerge")
 
 datasets = Registry("dataset")
 datasets.register("locomo", "openclaw_lab.datasets.locomo:load_locomo")

@@ -42,7 +42,7 @@ class StubHandler(BaseHTTPRequestHandler):
             time.sleep(1.0)
         self._send(200, json.dumps({"id": "x", "object": "chat.completion", "model": body["model"], "created": 0,
                                     "choices": [{"index": 0, "finish_reason": "stop",
-                                                 "message": {"role": "assistant", "content": reply(prompt)}}],
+                                                 "message": {"role": "assistant", "content": self.server.reply(prompt)}}],
                                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 5,
                                               "total_tokens": len(prompt.split()) + 5}}).encode())  # fmt: skip
 
@@ -70,6 +70,7 @@ def reply(prompt: str) -> str:
 def stub():
     server = ThreadingHTTPServer(("127.0.0.1", 0), StubHandler)
     server.requests, server.seen, server.lock = [], {}, threading.Lock()
+    server.reply = reply  # a test may answer its own way
     host, port = server.server_address[:2]
     server.url = lambda prefix="": f"http://{host}:{port}{prefix}/v1"
     thread = threading.Thread(target=server.serve_forever, daemon=True)
