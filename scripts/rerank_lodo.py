@@ -38,7 +38,8 @@ def main() -> None:
     embedder = Embedder()
     data = {"locomo": locomo_table(), "synthetic": synthetic_table(SYNTHETIC)}
     queries = {(variant, name, unit): fitting_queries(table, bench, unit, embedder, options)
-               for name, (table, bench) in data.items() for unit in UNITS for variant, options in VARIANTS.items()}  # fmt: skip
+               for name, (table, bench) in data.items() for unit in UNITS
+               for variant, options in VARIANTS.items()}  # fmt: skip
     models = args.out / "models"  # the runs' configs name these files
     for held_out, (table, bench) in data.items():
         systems = [{"name": "combsum", "strategy": "hybrid", "params": COMBSUM}]
@@ -46,7 +47,8 @@ def main() -> None:
             fitted = [q for (v, name, _), qs in queries.items() if v == variant and name != held_out for q in qs]
             model = LearnedReranker(**options).fit(fitted, provenance={"lodo_held_out": held_out})
             path = model.save(models / f"{variant}-without-{held_out}.json")
-            systems.append({"name": f"{variant}-without-{held_out}", "strategy": "rerank", "params": {"model": str(path)}})
+            name = f"{variant}-without-{held_out}"
+            systems.append({"name": name, "strategy": "rerank", "params": {"model": str(path)}})
         for unit in UNITS:
             result = run_experiment(config(f"lodo-{held_out}-{unit}", unit, systems, table), results_dir=args.out,
                                     embedder=embedder, benchmark=bench, progress=False)  # fmt: skip

@@ -12,8 +12,8 @@ LLM: the tests check the mechanics against a stub server.
 In an experiment::
 
     [consolidation]
-    supersession = { strategy = "llm", endpoint = { base_url = "http://127.0.0.1:8080/v1", model = "qwen2.5-7b-instruct" } }
-    merge = { strategy = "llm", endpoint = { base_url = "http://127.0.0.1:8080/v1", model = "qwen2.5-7b-instruct" } }
+    supersession = { strategy = "llm", endpoint = { base_url = "http://127.0.0.1:8080/v1", model = "qwen2.5-7b" } }
+    merge = { strategy = "llm", endpoint = { base_url = "http://127.0.0.1:8080/v1", model = "qwen2.5-7b" } }
 
 >>> parse_relation("Update. The later statement gives a new city.")
 'update'
@@ -87,7 +87,9 @@ class LLMPairJudge:
             self._client = ChatClient(self.endpoint, CallCache(default_cache_path().parent / "llm_calls.sqlite"))
         return self._client
 
-    def judged(self, items: Sequence[MemoryItem], relation: str) -> tuple[list[MemoryItem], list[tuple[int, int, float]]]:
+    def judged(
+        self, items: Sequence[MemoryItem], relation: str
+    ) -> tuple[list[MemoryItem], list[tuple[int, int, float]]]:
         """``items`` oldest first (unmarked, with embeddings), and the candidate pairs judged ``relation``."""
         live, pairs = neighbour_pairs(items, self.k, self.min_similarity)
         replies = self.client.complete_many([pair_messages(live[older], live[newer]) for older, newer, _ in pairs])

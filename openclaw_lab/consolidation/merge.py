@@ -10,9 +10,9 @@ and 0.759) are joined (transitively) into groups. Each group becomes one memory 
 item's id (so that links to it, such as a semantic copy's home, still hold), the newest item's words, time
 and embedding, and every source turn id (provenance); access counts add up, importance and last access
 take the highest. ``merged_from`` lists the ids it absorbed, ``merged_sessions`` the sessions they came from
-(``sessions_of``: a merged memory speaks for every session that said its fact). Summaries, which join statements on purpose,
-and items already marked superseded are left alone (``repointed`` moves their marks to the memory that
-absorbed their replacement).
+(``sessions_of``: a merged memory speaks for every session that said its fact). Summaries, which join
+statements on purpose, and items already marked superseded are left alone (``repointed`` moves their marks to
+the memory that absorbed their replacement).
 
 >>> from datetime import datetime
 >>> old = MemoryItem.new("user: I live in Porto.", now=datetime(2023, 1, 1), id="a", embedding=[1.0, 0.0], source_ids=["t1"])
@@ -90,8 +90,8 @@ class RestatementMerge:
     def restatements(self, items: Sequence[MemoryItem]) -> tuple[list[MemoryItem], list[tuple[int, int]]]:
         """``items`` oldest first, and the (older, newer) index pairs judged to restate one fact."""
         live, pairs, chances = self.model.pairs(items)
-        restatement = RELATIONS.index("restatement")
-        return live, [(older, newer) for (older, newer, _), p in zip(pairs, chances[:, restatement]) if p >= self.threshold]
+        chance = chances[:, RELATIONS.index("restatement")]
+        return live, [(older, newer) for (older, newer, _), p in zip(pairs, chance) if p >= self.threshold]
 
     def groups(self, items: Sequence[MemoryItem]) -> list[list[MemoryItem]]:
         """The groups of two or more restatements among ``items``, each oldest first."""

@@ -58,7 +58,8 @@ def test_with_answers_from_the_labels_the_llm_rules_retire_and_merge_what_the_fi
         "systems": [{"name": "bm25", "strategy": "bm25"}, {"name": "bm25-below", "strategy": "bm25",
                                                            "superseded": "below-successor"}],
     })  # fmt: skip
-    quality = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False).memory["quality"]
+    result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
+    quality = result.memory["quality"]
     asked = len(stub.requests)
     # measured with these candidates (k = 5, cosine >= 0.5) and every answer right: all 13 superseded statements
     # retired and all 10 restatement pairs merged, none wrongly (the fitted pair model: 0 and 0, one wrong merge).
