@@ -219,18 +219,35 @@ def test_answer_in_context_grows_with_the_budget(locomo_path, embedder):
     assert result.answer_in_context.loc["all", "questions"] < 105  # adversarial questions have no answer to find
 
 
-def test_longmemeval_format_under_the_official_protocol(embedder, tmp_path, monkeypatch):
-    monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path))  # where the fine-tuned fold models are saved
+FINE_TUNED = ("finetuned", "learned-finetuned", "learned-finetuned-combsum", "learned-finetuned-2-epochs-200")
+
+
+def longmemeval_protocol(embedder, systems):
+    """experiments/longmemeval-s.toml on the fixture, with only the named ``systems`` of the file."""
     fixture = Path(__file__).resolve().parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json"
     config = ExperimentConfig.from_toml(Path(__file__).resolve().parents[2] / "experiments" / "longmemeval-s.toml")
-    config = config.with_value("dataset.params", {"path": str(fixture), "drop_abstention": True})
-    result = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+    config = config.with_values({"dataset.params": {"path": str(fixture), "drop_abstention": True},
+                                 "systems": [s for s in config.to_dict()["systems"] if s["name"] in systems]})  # fmt: skip
+    return run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+
+
+@pytest.mark.slow  # every fine-tuned system of the file; the next test runs the file without three of them
+def test_longmemeval_format_under_the_official_protocol_with_every_fine_tuned_system(embedder, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path))  # where the fine-tuned fold models are saved
+    result = longmemeval_protocol(embedder, ("dense", *FINE_TUNED))
+    for name in ("dense", *FINE_TUNED):  # whole sessions as triplets
+        assert set(result.runs[f"{name}.session"]) == set(result.qrels["session"])
+    assert all("epochs=2" in fold["encoder"]["tuner"] for fold in result.models["learned-finetuned-2-epochs-200"])
+
+
+def test_longmemeval_format_under_the_official_protocol(embedder, tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path))  # where the fine-tuned fold models are saved
+    config = ExperimentConfig.from_toml(Path(__file__).resolve().parents[2] / "experiments" / "longmemeval-s.toml")
+    result = longmemeval_protocol(embedder, [s.name for s in config.systems if s.name not in FINE_TUNED[1:]])
     evaluated = set(result.qrels["session"])
     assert evaluated and not any(qid.endswith("_abs") for qid in evaluated)
-    fine_tuned = ("finetuned", "learned-finetuned", "learned-finetuned-combsum", "learned-finetuned-2-epochs-200")
-    for name in ("dense", *fine_tuned):  # whole sessions as triplets
+    for name in ("dense", "finetuned", "rerank", "learned-splade"):  # whole sessions as triplets for finetuned
         assert set(result.runs[f"{name}.session"]) == evaluated
-    assert all("epochs=2" in fold["encoder"]["tuner"] for fold in result.models["learned-finetuned-2-epochs-200"])
     assert 0.0 <= result.metrics["dense"]["session.hit_rate@5"] <= 1.0
     assert result.metrics["dense"]["session.recall_all@50"] == 1.0  # tiny haystacks: everything is within 50
     # a whole session is one memory, alone in its session: neighbour context changes nothing there
