@@ -26,7 +26,7 @@ run: $(VENV)/.installed
 # The Ray engine's tests run on their own after the others: started beside the other test worker's
 # processes, a local Ray's GCS server has failed to come up within Ray's 120 s (CI, 2 cores).
 test: $(VENV)/.installed
-	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist loadfile tests notebooks --nbval-lax \
+	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist worksteal tests notebooks --nbval-lax \
 		--ignore=tests/harness/test_engine.py -m "not slow"
 	$(PY) -m pytest -q tests/harness/test_engine.py
 	$(MAKE) gate

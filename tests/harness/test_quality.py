@@ -305,7 +305,7 @@ def test_the_learned_supersession_model_loads_with_its_provenance_and_refuses_a_
 
 
 def test_learned_supersession_keeps_more_recall_than_similarity_for_as_few_stale_rankings(embedder):
-    bench = generate(3000, seed=11, duplicate_rate=0.03, retraction_rate=0.003)
+    bench = generate(2000, seed=11, duplicate_rate=0.03, retraction_rate=0.003)
 
     def run(strategy):
         config = ExperimentConfig.from_dict({"name": strategy, "dataset": {"name": "synthetic"}, "metrics": {"k": [10]},
@@ -320,7 +320,8 @@ def test_learned_supersession_keeps_more_recall_than_similarity_for_as_few_stale
     keep, similarity_stale, similarity_recall = run("similarity")
     _, learned_stale, learned_recall = run("learned")
     assert learned_stale < keep and similarity_stale < keep  # both retire stale statements
-    assert learned_recall > similarity_recall + 0.1  # the learned rule marks far fewer memories that were current
+    # the learned rule marks far fewer memories that were current (measured: turn R@10 0.919 against 0.628)
+    assert learned_recall > similarity_recall + 0.1
 
 
 def test_an_unknown_supersession_rule_is_named_with_a_suggestion():
