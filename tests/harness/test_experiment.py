@@ -269,7 +269,7 @@ def test_requests_for_advice_are_answered_by_dense_retrieval_on_the_longmemeval_
     assert {q.category for q in benchmark.questions} == {"single-session-preference"}
     result = run_experiment(config, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
     assert result.runs["rerank.session"] == result.runs["dense.session"]
-    # measured: MRR 0.611 routed, 0.389 reranked (the other requests share the question's words)
+    # measured: MRR 0.611 routed, 0.333 reranked (the other requests share the question's words)
     assert result.metrics["rerank"]["session.mrr"] > result.metrics["rerank-all"]["session.mrr"]
 
 
