@@ -74,7 +74,7 @@ def test_with_answers_from_the_labels_the_llm_rules_retire_and_merge_what_the_fi
 
 def test_a_rule_travels_to_another_process_without_its_connection(stub):  # noqa: F811
     rule = LLMSupersession({"base_url": stub.url(), "model": "m"})
-    rule.judge.client  # connected here
+    assert rule.judge.client is rule.judge._client  # connected here
     copy = pickle.loads(pickle.dumps(rule))
     assert copy.judge._client is None and copy.judge.endpoint == rule.judge.endpoint
     with pytest.raises(TypeError, match="unexpected keyword argument 'modle'"):

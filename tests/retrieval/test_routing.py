@@ -57,9 +57,6 @@ class Named:
     def search(self, query, k, filter=None):
         return [Hit(MemoryItem.new(self.name, now=T0, id=self.name), 1.0)][:k]
 
-    def search_many(self, queries, k, filters=None):
-        return {qid: {self.name: 1.0} for qid in queries}
-
     def check_unseen(self, conversation_ids):
         if seen := self.fitted_on & set(conversation_ids):
             raise ValueError(f"conversation_ids: {sorted(seen)} were used to fit this model")
