@@ -145,20 +145,25 @@ def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, fl
     subject_rank = _ranks(cosine, older & shares_name)
     said = [_said(item) for item in live]
     words = [found - {name.lower() for name in names[i]} for i, found in enumerate(content_words(said))]
+    # what each item says on its own, read once per item rather than once per pair it is in
+    change = [bool(_CHANGE.search(text)) for text in said]
+    question = ["?" in text for text in said]
+    first_person = [bool(_FIRST_PERSON.search(text)) for text in said]
+    speaker = [item.metadata.get("speaker") for item in live]
     rows = []
     for a, b, ab_cosine in pairs:
         union, shared = words[a] | words[b], words[a] & words[b]
-        only_a, only_b = words[a] - words[b], words[b] - words[a]
+        both_names = names[a] | names[b]
         rows.append((
             ab_cosine, np.log1p(older_rank[b, a]), np.log1p(subject_rank[b, a]),
             len(shared) / len(union) if union else 0.0,
-            len(names[a] & names[b]) / len(names[a] | names[b]) if names[a] | names[b] else 0.0,
-            len(only_a), len(only_b),
-            len(names[a] - names[b]), len(names[b] - names[a]),
-            bool(_CHANGE.search(said[b])), bool(_CHANGE.search(said[a])), "?" in said[b], "?" in said[a],
-            live[a].metadata.get("speaker") is not None and live[a].metadata.get("speaker") == live[b].metadata.get("speaker"),
+            len(names[a] & names[b]) / len(both_names) if both_names else 0.0,
+            len(words[a]) - len(shared), len(words[b]) - len(shared),
+            len(both_names) - len(names[b]), len(both_names) - len(names[a]),
+            change[b], change[a], question[b], question[a],
+            speaker[a] is not None and speaker[a] == speaker[b],
             np.log1p(max((live[b].created_at - live[a].created_at).total_seconds(), 0.0) / 86400),
-            bool(_FIRST_PERSON.search(said[a]) and _FIRST_PERSON.search(said[b])),
+            first_person[a] and first_person[b],
         ))  # fmt: skip
     return np.asarray(rows, dtype=float)
 
