@@ -13,7 +13,7 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 
 from openclaw_lab.clock import SimulatedClock  # noqa: E402
-from openclaw_lab.embedding import Embedder, EmbeddingCache  # noqa: E402
+from openclaw_lab.embedding import Embedder  # noqa: E402
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "datasets"
@@ -22,9 +22,11 @@ if SHARED_DATA.is_dir():
 
 
 @pytest.fixture(scope="session")
-def embedder(tmp_path_factory) -> Embedder:
-    """The packaged all-MiniLM-L6-v2, loaded once; its cache lives in this session's temp dir."""
-    return Embedder(cache=EmbeddingCache(tmp_path_factory.mktemp("cache") / "embeddings.sqlite"))
+def embedder() -> Embedder:
+    """The packaged all-MiniLM-L6-v2, loaded once per worker. Its cache is the one the CLI, notebooks and docs
+    pages use (``$OPENCLAW_LAB_CACHE``, ``make test`` sets the repository's ``.cache``), so a text one test
+    worker encoded is read, not encoded again, by the other and by them."""
+    return Embedder()
 
 
 @pytest.fixture
