@@ -1,5 +1,6 @@
-# `make run` and `make test` create .venv on first use. torch is pinned and installed first:
-# an unpinned torch pulls a multi-GB CUDA build.
+# `make run` and `make test` create .venv on first use. torch is pinned and installed first, by pip, from the
+# machine's wheel: an unpinned torch pulls a multi-GB CUDA build. uv then installs the pinned rest (the same
+# versions pip would, in a tenth of the time) and keeps that torch.
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
@@ -16,7 +17,8 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
-	$(PY) -m pip install -q -r requirements.txt -c constraints.txt
+	$(PY) -m pip install -q uv==0.13.9
+	$(VENV)/bin/uv pip install -q --python $(PY) -r requirements.txt -c constraints.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $@
 
@@ -25,8 +27,10 @@ run: $(VENV)/.installed
 
 # The Ray engine's tests run on their own after the others: started beside the other test worker's
 # processes, a local Ray's GCS server has failed to come up within Ray's 120 s (CI, 2 cores).
+# One thread per test worker: two workers each running torch on both cores of a 2-core machine slowed a replay
+# test fivefold (19 s alone, 100 s beside the other worker).
 test: $(VENV)/.installed
-	OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist worksteal tests notebooks --nbval-lax \
+	OMP_NUM_THREADS=1 OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist worksteal tests notebooks --nbval-lax \
 		--ignore=tests/harness/test_engine.py -m "not slow"
 	$(PY) -m pytest -q tests/harness/test_engine.py
 	$(MAKE) gate
