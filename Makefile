@@ -1,6 +1,8 @@
 # `make run` and `make test` create .venv on first use. torch is pinned and installed first, by pip, from the
 # machine's wheel: an unpinned torch pulls a multi-GB CUDA build. uv then installs the pinned rest (the same
-# versions pip would, in a tenth of the time) and keeps that torch.
+# versions pip would, 34 s against about 100) and keeps that torch. It compiles the bytecode as pip does: where
+# PYTHONDONTWRITEBYTECODE is set, every process would otherwise compile each module it imports (9.5 s against
+# 15.6 s to import the core stack).
 VENV ?= .venv
 PY := $(VENV)/bin/python
 export HF_HUB_OFFLINE := 1
@@ -18,7 +20,7 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q uv==0.13.9
-	$(VENV)/bin/uv pip install -q --python $(PY) -r requirements.txt -c constraints.txt
+	$(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -r requirements.txt -c constraints.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $@
 

@@ -11,6 +11,13 @@ that ratio leaves out the encoding, which both cold figures share. The sweep's p
 decay factor, so they share one replay until their prune decisions part (``replay_shared``). ranx compiles
 its numba kernels once per process (about 20 s here); it is warmed up before the timings and reported on
 its own line, since every later evaluation in the process reuses the compiled code.
+
+    python benchmarks/bench_replay.py --backends torch onnx-int8 [--experiment experiments/default.toml]
+
+The encoder backends instead (issue 40): ``make run``'s experiment run cold (an empty embedding cache; the
+model loaded and exported before the timing, on lines of their own) with each backend, in turn. Printed: each
+run's seconds and speed-up over the first backend, and each system's session and turn R@10 beside the first
+backend's. The bar for a new default: 2x faster, every R@10 within 0.005.
 """
 
 from __future__ import annotations
@@ -23,7 +30,9 @@ from pathlib import Path
 
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
-from openclaw_lab.embedding import Embedder, EmbeddingCache  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from openclaw_lab.embedding import BACKENDS, Embedder, EmbeddingCache  # noqa: E402
 from openclaw_lab.harness.config import ExperimentConfig  # noqa: E402
 from openclaw_lab.harness.engine import LocalEngine, ProcessEngine, RayEngine  # noqa: E402
 from openclaw_lab.harness.experiment import load_benchmark, run_experiment  # noqa: E402
@@ -45,7 +54,12 @@ def main() -> None:
     parser.add_argument("--conversations", type=int, default=10)
     parser.add_argument("--points", type=int, default=20)
     parser.add_argument("--engines", nargs="+", default=["local"], choices=["local", "processes", "ray"])
+    parser.add_argument("--backends", nargs="+", choices=BACKENDS, help="compare encoder backends instead")
+    parser.add_argument("--experiment", default=str(ROOT / "experiments" / "default.toml"))
     args = parser.parse_args()
+    if args.backends:
+        compare_backends(ExperimentConfig.from_toml(args.experiment), args.backends)
+        return
     sweep_config = ExperimentConfig.from_toml(ROOT / "experiments" / "locomo-decay-sweep.toml")
     config = sweep_config.with_value("consolidation.law_params.daily", 0.9)
     benchmark = load_benchmark(config.dataset).subset(limit=args.conversations)
@@ -85,6 +99,35 @@ def main() -> None:
         print(f"{name:<40}{seconds:>9.1f}  " + ("" if ratio is None else f"{ratio:.2f}"))
     print("ratios: cold/encode (target <= 1.1), warm/cold (target <= 0.1), cold sweep/cold run (target <= 2); "
           "warm sweep/warm run: what the points cost beyond encoding")
+
+
+def compare_backends(config: ExperimentConfig, backends: list[str], bar: float = 0.005) -> None:
+    benchmark = load_benchmark(config.dataset)
+    jit, _ = timed(lambda: evaluate_run({"q": {"a": 1}}, {"q": {"a": 1.0}}, ks=(1, 10)))
+    print(f"{config.name}: {len(benchmark.conversations)} conversations, {len(benchmark.questions)} questions; "
+          f"ranx numba warm-up {jit:.1f} s")
+    seconds, recall = {}, {}
+    for backend in backends:
+        embedder = Embedder(backend=backend, cache=EmbeddingCache(Path(tempfile.mkdtemp()) / "cache.sqlite"))
+        ready, _ = timed(lambda: embedder.encode_uncached(["load the model, export it once"], progress=False))
+        print(f"{backend}: model loaded (and exported, the first time on this machine) in {ready:.1f} s")
+        point = config.with_value("embedding.backend", backend)
+        seconds[backend], result = timed(lambda: run_experiment(point, results_dir=None, embedder=embedder,
+                                                                benchmark=benchmark, progress=False))  # fmt: skip
+        recall[backend] = result.table(["session.recall@10", "turn.recall@10"])
+    first = backends[0]
+    print(f"\ncold run, empty embedding cache\n{'backend':<12}{'seconds':>9}  speed-up over {first}")
+    for backend in backends:
+        print(f"{backend:<12}{seconds[backend]:>9.1f}  {seconds[first] / seconds[backend]:.2f}")
+    for backend in backends[1:]:
+        delta = recall[backend] - recall[first]
+        table = pd.concat({first: recall[first], backend: recall[backend], "change": delta}, axis=1)
+        print(f"\nR@10, {first} against {backend}\n{table.round(4).to_string()}")
+        worst = float(delta.abs().max().max())
+        speed = seconds[first] / seconds[backend]
+        met = speed >= 2 and worst <= bar
+        print(f"{backend}: {speed:.2f}x faster, largest R@10 change {worst:.4f}: the bar (2x, {bar}) is "
+              f"{'met' if met else 'not met'}")
 
 
 if __name__ == "__main__":

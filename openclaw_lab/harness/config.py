@@ -154,9 +154,9 @@ class EmbeddingConfig:
     model: str | None = None  # a local sentence-transformers folder or an installed model package
     model_id: str | None = None  # its name in the embedding cache and the results
     backend: str | None = None  # torch (sentence-transformers), onnx or onnx-int8 (onnxruntime)
-    batch_size: int | None = None  # texts encoded at once
+    batch_size: int | None = None  # texts per torch batch (the onnx backends run each text alone)
     long_texts: str | None = None  # truncate (at the model's window) or windows (every window, averaged)
-    threads: int | None = None  # torch's thread count while encoding (fixed: the same last bits on any machine)
+    threads: int | None = None  # torch's threads while encoding (fixed: the same last bits anywhere); onnx: texts at once
 
 
 @dataclass(frozen=True)

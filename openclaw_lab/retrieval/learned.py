@@ -75,9 +75,21 @@ class TrainingQuery:
     asked_at: datetime | None = None
 
 
-def content_words(texts: Iterable[str]) -> list[set[str]]:
-    """Stemmed words without the long English stopword list, one set per text."""
-    return [set(words) for words in tokenize_many(texts, stopwords="en_plus", stemmer="english")]
+_CONTENT_WORDS: dict[str, frozenset[str]] = {}
+_CONTENT_WORDS_HELD = 200_000  # texts; then the memo starts again
+
+
+def content_words(texts: Iterable[str]) -> list[frozenset[str]]:
+    """Stemmed words without the long English stopword list, one set per text. Each distinct text is read once
+    per process: a cross-fitted reranker reads the same candidates in every fold, a replay the same memories at
+    every consolidation."""
+    texts = list(texts)
+    new = [text for text in dict.fromkeys(texts) if text not in _CONTENT_WORDS]
+    if new:
+        if len(_CONTENT_WORDS) + len(new) > _CONTENT_WORDS_HELD:
+            _CONTENT_WORDS.clear()
+        _CONTENT_WORDS.update(zip(new, map(frozenset, tokenize_many(new, stopwords="en_plus", stemmer="english"))))
+    return [_CONTENT_WORDS[text] for text in texts]
 
 
 class FeatureExtractor:
