@@ -19,7 +19,7 @@ def _run(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.config import ExperimentConfig
     from openclaw_lab.harness.experiment import run_experiment
     from openclaw_lab.harness.metrics import unscored_note
-    from openclaw_lab.harness.report import metrics_table, qa_table, write_report
+    from openclaw_lab.harness.report import metrics_table, qa_table
 
     changes = {key: _parse_value(value) for key, _, value in (a.partition("=") for a in args.set or [])}
     if args.qa is not None:
@@ -27,12 +27,12 @@ def _run(args: argparse.Namespace) -> int:
     config = _with_engine(ExperimentConfig.from_toml(args.file).with_values(changes), args)
     result = run_experiment(config, results_dir=args.results)
     print(unscored_note(result.questions))
-    print(metrics_table(result.path).to_string())
+    print(metrics_table(result.record()).to_string())
     if result.qa:
         print(qa_table(result.qa))
     memory = {k: round(v, 4) for k, v in result.memory.items() if isinstance(v, float)}
     print("memory:", memory)
-    print(f"results, plots and report: {write_report(result.path).parent}")
+    print(f"results, plots and report: {result.path}")
     return 0
 
 

@@ -57,7 +57,7 @@ def test_page_runs(page: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, 
     monkeypatch.setenv("LLM_BASE_URL", stub.url())  # the QA guide's server: a stub, as no LLM runs here
     for kind in vars(registry).values():  # what a guide registers is gone after it: other tests list the names
         if isinstance(kind, registry.Registry):
-            monkeypatch.setattr(kind, "_entries", dict(kind._entries))
+            monkeypatch.setattr(kind, "_own", dict(kind._own))
     for shared in ("experiments", "datasets"):  # copies: a page writes its own files into experiments/
         shutil.copytree(ROOT / shared, tmp_path / shared)
     monkeypatch.chdir(tmp_path)

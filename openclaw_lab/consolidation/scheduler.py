@@ -88,6 +88,14 @@ class ConsolidationScheduler:
                 self._run_once(when, raise_errors)  # an error re-raised here leaves later boundaries due
             return made
 
+    def timing(self) -> tuple[datetime, datetime, int]:
+        """Where the schedule stands (start, next run, runs so far): ``resume`` continues from it."""
+        return self.start_time, self.next_due, self.runs
+
+    def resume(self, timing: tuple[datetime, datetime, int]) -> None:
+        """Continue the schedule from ``timing`` (another scheduler's, at a copy of its memory)."""
+        self.start_time, self.next_due, self.runs = timing
+
     def _run_once(self, when: datetime, raise_errors: bool) -> None:
         self.runs += 1
         self.last_run_at = when

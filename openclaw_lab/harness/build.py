@@ -24,17 +24,20 @@ from pathlib import Path
 from typing import Any
 
 from openclaw_lab.clock import Clock, SimulatedClock
-from openclaw_lab.consolidation import ConsolidationPolicy, Expiry, NoDecay, PrunePolicy, SessionSummaries
+from openclaw_lab.consolidation import ConsolidationPolicy, NoDecay, PrunePolicy
+from openclaw_lab.consolidation.pipeline import (
+    ConsolidationPipeline, ConsolidationStep, MarkSuperseded, MergeRestatements, PromoteAndDecay,
+)  # fmt: skip
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import registry
-from openclaw_lab.harness.config import DatasetConfig, EngineConfig, ExperimentConfig, SystemConfig
+from openclaw_lab.harness.config import ConsolidationConfig, DatasetConfig, EngineConfig, ExperimentConfig, SystemConfig
 from openclaw_lab.harness.engine import Engine, LocalEngine, ProcessEngine, RayEngine
 from openclaw_lab.harness.registry import check_params, construct, did_you_mean
 from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import PROMPTS, QAPlan
-from openclaw_lab.harness.replay import ConsolidationPlan, ReplayPlan
+from openclaw_lab.harness.replay import ReplayPlan
 from openclaw_lab.harness.systems import RetrieverSystem, System
 from openclaw_lab.llm import CallCache, ChatClient, Endpoint
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
@@ -154,8 +157,13 @@ def _replay_plan(config: ExperimentConfig, embedder: Embedder) -> ReplayPlan:
     return ReplayPlan(
         new_store=new_store, unit=memory.unit, turn_seconds=memory.turn_seconds,
         simulate_access=memory.simulate_access, access_k=memory.access_k, persist=memory.persist,
-        consolidation=_consolidation_plan(config), admission=admission,
+        consolidation=_consolidation(config), admission=admission, interval=_interval(config),
     )  # fmt: skip
+
+
+def _interval(config: ExperimentConfig) -> timedelta | None:
+    hours = config.consolidation.interval_hours
+    return timedelta(hours=hours) if hours is not None else None
 
 
 def _store_factory(name: str, params: Mapping[str, Any], model_id: str) -> Callable[[Path | None], VectorStore]:
@@ -168,7 +176,8 @@ def _store_factory(name: str, params: Mapping[str, Any], model_id: str) -> Calla
     return new_store
 
 
-def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
+def _consolidation(config: ExperimentConfig) -> ConsolidationPipeline | None:
+    """The consolidation steps in the config's order, promotion and decay last; None when it is off."""
     settings = config.consolidation
     if not settings.enabled:
         return None
@@ -179,27 +188,38 @@ def _consolidation_plan(config: ExperimentConfig) -> ConsolidationPlan | None:
     if settings.threshold is not None:
         prune_settings["threshold"] = settings.threshold
     prune = construct(PrunePolicy, prune_settings, "consolidation")
-    return ConsolidationPlan(
+    decay = PromoteAndDecay(
         policy=construct(ConsolidationPolicy, settings.policy, "consolidation.policy"),
         prune=prune if "semantic" in settings.prune_tiers else PrunePolicy(law=NoDecay()),
         prune_episodic=prune if "episodic" in settings.prune_tiers else None,
         merge_threshold=settings.merge_threshold,
-        interval=timedelta(hours=settings.interval_hours) if settings.interval_hours is not None else None,
-        supersession=_rule(registry.supersession_rules, settings.supersession, "supersession", "similarity"),
-        merge=_rule(registry.merge_rules, settings.merge, "merge", "restatement"),
-        expiry=construct(Expiry, settings.expiry, "consolidation.expiry") if settings.expiry is not None else None,
-        summaries=(construct(SessionSummaries, settings.summaries, "consolidation.summaries")
-                   if settings.summaries is not None else None),
     )  # fmt: skip
+    return ConsolidationPipeline([*_steps(settings), decay])
 
 
-def _rule(rules: registry.Registry, settings: dict[str, Any] | None, name: str, default: str) -> Any:
-    """The rule a ``consolidation.<name>`` table names (``strategy``, else ``default``); None without a table."""
-    if settings is None:
-        return None
-    params = dict(settings)
-    rule = rules.get(params.pop("strategy", default), field=f"consolidation.{name}.strategy")
-    return construct(rule, params, f"consolidation.{name}")
+def _steps(settings: ConsolidationConfig) -> list[ConsolidationStep]:
+    """The steps before promotion and decay: the named tables' (a table turns its step on), then ``steps``."""
+    tables = [({"step": name, **table}, f"consolidation.{name}") for name in ("summaries", "merge", "supersession", "expiry")
+              if (table := getattr(settings, name)) is not None]  # fmt: skip
+    listed = [(entry, f"consolidation.steps[{n}]") for n, entry in enumerate(settings.steps)]
+    out = []
+    for entry, field in tables + listed:
+        params = dict(entry)
+        name = params.pop("step", None)
+        out.append(construct(registry.consolidation_steps.get(name, field=f"{field}.step"), params, field))
+    return out
+
+
+def merge_step(strategy: str = "restatement", **params: Any) -> MergeRestatements:
+    """Restatement merge by a registered merge rule (``strategy``) with its settings."""
+    rule = registry.merge_rules.get(strategy, field="consolidation.merge.strategy")
+    return MergeRestatements(construct(rule, params, "consolidation.merge"))
+
+
+def supersession_step(strategy: str = "similarity", **params: Any) -> MarkSuperseded:
+    """Supersession marks by a registered supersession rule (``strategy``) with its settings."""
+    rule = registry.supersession_rules.get(strategy, field="consolidation.supersession.strategy")
+    return MarkSuperseded(construct(rule, params, "consolidation.supersession"))
 
 
 def _qa_plan(config: ExperimentConfig) -> QAPlan | None:

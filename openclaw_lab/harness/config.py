@@ -197,6 +197,9 @@ class ConsolidationConfig:
     supersession: dict[str, Any] | None = None
     expiry: dict[str, Any] | None = None  # Expiry settings (plans whose dates passed); a table turns it on
     summaries: dict[str, Any] | None = None  # SessionSummaries settings (extractive); a table turns it on
+    # more consolidation steps, run in this order after the tables above and before promotion and decay: each a
+    # table naming a registered step (``step = "…"``) and its settings, e.g. [{ step = "my-rule", window = 5 }]
+    steps: tuple[dict[str, Any], ...] = ()
 
     def __post_init__(self) -> None:
         _require(self.interval_hours is None or self.interval_hours > 0, "consolidation.interval_hours",
@@ -404,7 +407,10 @@ class ExperimentConfig:
             raise ConfigError(str(path), f"not valid TOML: {error}") from None
 
     def to_dict(self) -> dict[str, Any]:
-        return json.loads(json.dumps(asdict(self)))
+        data = json.loads(json.dumps(asdict(self)))
+        if not data["consolidation"]["steps"]:  # left out when empty: configs written before it keep their fingerprint
+            del data["consolidation"]["steps"]
+        return data
 
     def fingerprint(self) -> str:
         """A short hash of the whole configuration, for run ids and provenance; with the installed version of
@@ -423,6 +429,7 @@ class ExperimentConfig:
         """A copy with several settings changed at once, checked together (``qa.enabled`` with ``qa.answer``)."""
         data = copy.deepcopy(self.to_dict())
         data.pop("sweep")
+        data["consolidation"].setdefault("steps", [])
         open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"],
                        ["supersession"], ["merge"], ["expiry"], ["summaries"])  # fmt: skip
         for dotted, value in changes.items():

@@ -23,6 +23,7 @@ from typing import Any
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.replay import ConversationReplay
+from openclaw_lab.harness.systems import SystemRun
 from openclaw_lab.model import check_k
 from openclaw_lab.retrieval.context import NeighbourContext, hybrid_context
 from openclaw_lab.retrieval.dense import DenseRetriever
@@ -131,7 +132,7 @@ class CrossFittedReranker:
 
     def run(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
-    ) -> tuple[RunDict, list[dict[str, Any]]]:
+    ) -> SystemRun:
         """The run of every question, each reranked by a model fitted without its conversation."""
         queries = training_queries(replays, questions, self.embedder, max(self.candidates, depth), self.sources)
         conversation_ids = [r.conversation_id for r in replays if questions.get(r.conversation_id)]
@@ -150,12 +151,12 @@ class CrossFittedReranker:
         if self.finetuned:
             # The encoder searches its own first stage (``negatives_from`` deep, not ``candidates``): its negatives,
             # hence its models, are then those of a ``finetuned-crossfit`` system of the same settings, fitted once.
-            encoded, encoders = self.encoder.run(replays, questions, depth)
+            encoded = self.encoder.run(replays, questions, depth)
             run = {qid: dict(list(ranked.items())[:depth])
-                   for qid, ranked in fuse([run, encoded], "rrf", [1.0, self.finetuned]).items()}
+                   for qid, ranked in fuse([run, encoded.run], "rrf", [1.0, self.finetuned]).items()}
             models = [{**model, "finetuned": self.finetuned, "encoder": encoder}
-                      for model, encoder in zip(models, encoders)]
-        return run, models
+                      for model, encoder in zip(models, encoded.models)]
+        return SystemRun(run, models=models)
 
 
 RANKERS = {
@@ -212,7 +213,7 @@ class CrossFittedEncoder:
 
     def run(
         self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
-    ) -> tuple[RunDict, list[dict[str, Any]]]:
+    ) -> SystemRun:
         """The run of every question, each ranked by an encoder fitted without its conversation."""
         run: RunDict = {}
         models = []
@@ -227,4 +228,4 @@ class CrossFittedEncoder:
                     retriever.index([item.replace(embedding=None) for item in replay.items])
                     for q in questions.get(replay.conversation_id, []):
                         run[q.id] = {hit.item.id: hit.score for hit in retriever.search(q.text, depth)}
-        return run, models
+        return SystemRun(run, models=models)

@@ -31,18 +31,19 @@ from openclaw_lab.harness.environment import environment, git_commit
 from openclaw_lab.harness.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, question_table, to_level,
 )  # fmt: skip
-from openclaw_lab.harness.peers import PeerSystem
 from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.harness.quality import compression, provenance, quality_figures
-from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_shared, unit_texts
-from openclaw_lab.harness.results import new_run_dir, run_folder, write_result
+from openclaw_lab.harness.fork import replay_shared
+from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
+from openclaw_lab.harness.report import report_text
+from openclaw_lab.harness.results import as_written, metrics_document, new_run_dir, run_folder, write_result
 from openclaw_lab.harness.systems import System, handle_superseded
 from openclaw_lab.llm import LLMError
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = [
-    "ExperimentResult", "Replayed", "run_experiment", "load_benchmark", "replay_benchmark", "replay_plans",
+    "ExperimentResult", "Evaluation", "Replayed", "run_experiment", "load_benchmark", "replay_benchmark", "replay_plans",
     "evaluate_systems",
 ]  # fmt: skip
 
@@ -70,23 +71,28 @@ class ExperimentResult:
     qa_table: pd.DataFrame | None = None  # one row per (system, budget, question)
     environment: dict[str, Any] = field(default_factory=dict)
     path: Path | None = None
+    plots: list[str] = field(default_factory=list)  # the plot files written beside it
 
     def table(self, metrics: Sequence[str] | None = None) -> pd.DataFrame:
         """Systems as rows, ``level.metric`` as columns (higher is better)."""
         frame = pd.DataFrame(self.metrics).T
         return frame[list(metrics)] if metrics else frame
 
+    def record(self) -> dict[str, Any]:
+        """The run as its files read back (``results.read_record``): what the report and the CLI show."""
+        return {"path": self.path, "metrics": as_written(metrics_document(self)), "config": self.config.to_dict(),
+                "environment": as_written(self.environment), "costs": self.costs, "plots": list(self.plots)}
+
 
 @dataclass(frozen=True)
 class Replayed:
     """A config's replay made beforehand (a sweep replays points that differ only in decay together): each
-    conversation's memory, and the point's share of what the replay cost (``seconds``, ``peak_rss_mib``)."""
+    conversation's memory, the point's share of what the replay cost (``seconds``, ``peak_rss_mib``) and, when
+    made, the systems' evaluation of that memory (points left with the same memory share one)."""
 
     replays: list[ConversationReplay]
     cost: dict[str, float]
-    # the systems' evaluation of this memory: filled by the first point to evaluate it, then read by the points
-    # whose memory is the same (the same object in each), which would only compute it again
-    evaluation: dict[str, Any] = field(default_factory=dict)
+    evaluation: Evaluation | None = None
 
 
 def load_benchmark(settings: DatasetConfig) -> Benchmark:
@@ -115,7 +121,7 @@ def replay_plans(
     unit = plans[0].unit
     if isinstance(engine, LocalEngine):  # the same batches as the replay's, which then reads them from the cache
         if embedder.cache is not None:
-            for conversation in tqdm(benchmark.conversations, desc="embed", disable=not progress, leave=False):
+            for conversation in tqdm(benchmark.conversations, desc="embed", unit="conversation", disable=not progress, leave=False):
                 embedder.encode(unit_texts(conversation, unit), progress=False)
     else:  # every text encoded here, shipped once to all tasks
         texts = (t for c in benchmark.conversations for t in unit_texts(c, unit))
@@ -126,7 +132,8 @@ def replay_plans(
     outcomes = engine.map(_replay, [(c, questions.get(c.id, []), plans) for c in conversations],
                           names=[c.id for c in conversations],
                           shared={"embedder": embedder, "workdir": workdir if persist else None})  # fmt: skip
-    bar = tqdm(outcomes, total=len(conversations), desc=f"replay {name}".strip(), disable=not progress, leave=False)
+    bar = tqdm(outcomes, total=len(conversations), desc=f"replay {name}".strip(), unit="conversation",
+               disable=not progress, leave=False)  # fmt: skip
     by_conversation = values(bar, "conversation")
     return [[replays[n] for replays in by_conversation] for n in range(len(plans))]
 
@@ -134,9 +141,17 @@ def replay_plans(
 def _replay(conversation: Conversation, questions: list, plans: list[ReplayPlan], embedder: Embedder,
             workdir: Path | None) -> list[ConversationReplay]:  # fmt: skip
     if workdir is not None:
-        return replay_shared(conversation, questions, plans, embedder, workdir)
+        return _replay_in(conversation, questions, plans, embedder, workdir)
     with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
-        return replay_shared(conversation, questions, plans, embedder, scratch)
+        return _replay_in(conversation, questions, plans, embedder, Path(scratch))
+
+
+def _replay_in(conversation: Conversation, questions: list, plans: list[ReplayPlan], embedder: Embedder,
+               workdir: Path) -> list[ConversationReplay]:  # fmt: skip
+    """One plan replays alone; several (a decay sweep's points) share the replay's prefix (``fork``)."""
+    if len(plans) == 1:
+        return [replay_conversation(conversation, questions, plans[0], embedder, workdir)]
+    return replay_shared(conversation, questions, plans, embedder, workdir)
 
 
 def questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
@@ -146,10 +161,26 @@ def questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:
     return out
 
 
+@dataclass(frozen=True)
+class Evaluation:
+    """Every system's evaluation on one replay: runs and scores per ``system.level``, and what the later stages
+    read (each system's item run, every item ranked, each system's costs)."""
+
+    runs: dict[str, RunDict]  # "system.level" -> run
+    per_question: dict[str, pd.DataFrame]
+    per_category: dict[str, pd.DataFrame]
+    metrics: dict[str, dict[str, float]]  # system -> "level.metric" -> mean
+    qrels: dict[str, dict[str, dict[str, int]]]  # level -> qrels
+    models: dict[str, Any]  # system -> provenance of what it fitted (only systems that fitted)
+    item_runs: dict[str, RunDict]  # system -> its run of items
+    items: dict[str, MemoryItem]  # every item a run names
+    costs: dict[str, dict[str, float]]  # system -> seconds, peak memory, counts
+
+
 def evaluate_systems(
     benchmark: Benchmark, replays: list[ConversationReplay], config: ExperimentConfig, systems: Mapping[str, System],
     progress: bool = True,
-) -> dict[str, Any]:
+) -> Evaluation:
     """Runs, per-question scores and category tables of every system; the item runs for answer-in-context."""
     questions = questions_by_conversation(benchmark)
     categories = {q.id: q.category for q in benchmark.questions}
@@ -159,15 +190,14 @@ def evaluate_systems(
     items = {item.id: item for replay in replays for item in replay.items}
     fitted_models = {}
     superseded = {s.name: s.superseded for s in config.systems}
-    for name, system in tqdm(systems.items(), desc="systems", disable=not progress, leave=False):
+    for name, system in tqdm(systems.items(), desc="systems", unit="system", disable=not progress, leave=False):
         with measured() as costs[name]:
-            item_runs[name], models = system.run(replays, questions, config.metrics.depth)
-        costs[name] |= {"queries": len(item_runs[name]), **getattr(system, "costs", {})}
-        if isinstance(system, PeerSystem):  # another memory system returns its own memories
-            items |= system.items
-        item_runs[name] = handle_superseded(item_runs[name], items, superseded.get(name, "keep"))
-        if models:
-            fitted_models[name] = models
+            record = system.run(replays, questions, config.metrics.depth)
+        costs[name] |= {"queries": len(record.run), **record.costs}
+        items |= record.items  # another memory system returns its own memories
+        item_runs[name] = handle_superseded(record.run, items, superseded.get(name, "keep"))
+        if record.models:
+            fitted_models[name] = record.models
         metrics[name] = {}
         for level in config.metrics.levels:
             key = f"{name}.{level}"
@@ -175,8 +205,7 @@ def evaluate_systems(
             per_question[key] = evaluate_run(qrels[level], runs[key], settings.k, settings.ndcg_variants)
             per_category[key] = by_category(per_question[key], categories)
             metrics[name] |= {f"{level}.{m}": float(v) for m, v in per_question[key].mean().items()}
-    return {"runs": runs, "per_question": per_question, "per_category": per_category, "metrics": metrics,
-            "qrels": qrels, "models": fitted_models, "item_runs": item_runs, "items": items, "costs": costs}
+    return Evaluation(runs, per_question, per_category, metrics, qrels, fitted_models, item_runs, items, costs)
 
 
 def memory_figures(benchmark: Benchmark, replays: list[ConversationReplay], level: str = "turn") -> dict[str, Any]:
@@ -266,11 +295,9 @@ def _answer_kept(
                                built.engine)  # fmt: skip
     name = config.metrics.answer_system or config.systems[0].name
     system = built.systems[name]
-    run, _ = system.run(replays, questions_by_conversation(benchmark), config.metrics.depth)
-    items = {item.id: item for replay in replays for item in replay.items}
-    if isinstance(system, PeerSystem):
-        items |= system.items
-    without = answer_in_context_table(run, items, benchmark.questions, built.embedder.count_tokens,
+    record = system.run(replays, questions_by_conversation(benchmark), config.metrics.depth)
+    items = {item.id: item for replay in replays for item in replay.items} | dict(record.items)
+    without = answer_in_context_table(record.run, items, benchmark.questions, built.embedder.count_tokens,
                                       config.metrics.answer_budgets)  # fmt: skip
     return (answers - without).assign(questions=answers["questions"])
 
@@ -302,7 +329,8 @@ def run_experiment(
         result = _evaluate(config, built, benchmark, workdir, progress, replayed)
         if final is not None:
             shutil.rmtree(folder / "scratch", ignore_errors=True)
-            write_result(result, folder)
+            result.plots = [plot.name for plot in write_result(result, folder)]
+            (folder / "report.md").write_text(report_text(result.record()))
     result.path = final
     return result
 
@@ -317,18 +345,17 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
         with measured() as replay_cost:
             replays = replay_benchmark(benchmark, built.replay, built.embedder, workdir, progress, config.name,
                                        built.engine)  # fmt: skip
-    shared = replayed.evaluation if replayed is not None else {}  # its tables are read, never changed
-    evaluation = dict(shared) or evaluate_systems(benchmark, replays, config, built.systems, progress)
-    if replayed is not None and not shared:
-        shared |= evaluation
-    item_runs, items = evaluation.pop("item_runs"), evaluation.pop("items")
+    evaluation = replayed.evaluation if replayed is not None else None  # its tables are read, never changed
+    if evaluation is None:
+        evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
+    item_runs, items = evaluation.item_runs, evaluation.items
     turns = sum(len(s.turns) for c in benchmark.conversations for s in c.sessions)
-    evaluation["costs"] = cost_table(evaluation["costs"], {**replay_cost, "turns": turns})
+    costs = cost_table(evaluation.costs, {**replay_cost, "turns": turns})
     answers = _answer_table(benchmark, items, config, built.embedder, item_runs)
     kept = _answer_kept(config, built, benchmark, workdir, progress, answers)
     qa, qa_table = _qa(built, benchmark, items, item_runs, progress)
     memory = memory_figures(benchmark, replays, "session" if config.memory.unit in SESSION_UNITS else "turn")
-    memory |= consolidation_figures(benchmark, replays, config, built.embedder.count_tokens, evaluation["runs"])
+    memory |= consolidation_figures(benchmark, replays, config, built.embedder.count_tokens, evaluation.runs)
     if kept is not None:
         memory["answer_kept"] = {str(budget): float(value) for budget, value in kept.loc["all"].items()}
     footprint = pd.DataFrame([{"conversation": r.conversation_id, **row} for r in replays for row in r.footprint])
@@ -338,9 +365,11 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
     setting = environment(dataset, built.embedder.model_id) | {"git_commit": commit}  # the load report is final now
     return ExperimentResult(
         config=config, footprint=footprint, memory=memory,
-        questions=question_counts(benchmark, evaluation["qrels"]), question_info=question_table(benchmark),
+        questions=question_counts(benchmark, evaluation.qrels), question_info=question_table(benchmark),
         environment=setting, answer_in_context=answers, answer_kept=kept,
-        consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table, **evaluation,
+        consolidations={r.conversation_id: r.consolidations for r in replays}, qa=qa, qa_table=qa_table,
+        metrics=evaluation.metrics, per_question=evaluation.per_question, per_category=evaluation.per_category,
+        runs=evaluation.runs, qrels=evaluation.qrels, models=evaluation.models, costs=costs,
     )  # fmt: skip
 
 

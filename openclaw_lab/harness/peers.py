@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from openclaw_lab.datasets.types import Conversation, Question
 from openclaw_lab.harness.replay import ConversationReplay, render_turn
+from openclaw_lab.harness.systems import SystemRun
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.peers.protocol import MemorySystem, Observation, Recalled
 from openclaw_lab.retrieval.protocol import RunDict
@@ -37,22 +38,17 @@ def observations(conversation: Conversation, turn_seconds: float) -> list[list[O
 
 
 class PeerSystem:
-    """``open(folder)`` → a fresh ``MemorySystem`` holding every conversation (one user each) for one run.
-
-    After ``run``: ``items`` holds the memories it returned (as items), ``costs`` its ingest and query time.
-    """
+    """``open(folder)`` → a fresh ``MemorySystem`` holding every conversation (one user each) for one run; its
+    run's record holds the memories it returned (as items) and its ingest and query time."""
 
     def __init__(self, open: Callable[[Path], MemorySystem], turn_seconds: float = 30.0) -> None:
         self.open = open
         self.turn_seconds = turn_seconds
-        self.items: dict[str, MemoryItem] = {}
-        self.costs: dict[str, Any] = {}
 
-    def run(
-        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
-    ) -> tuple[RunDict, list[dict[str, Any]]]:
+    def run(self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int) -> SystemRun:
         run: RunDict = {}
-        self.items, ingest, search, turns, queries = {}, 0.0, 0.0, 0, 0
+        items: dict[str, MemoryItem] = {}
+        ingest, search, turns, queries = 0.0, 0.0, 0, 0
         with tempfile.TemporaryDirectory(prefix="openclaw-peer-") as folder:
             memory = self.open(Path(folder))
             try:
@@ -74,20 +70,23 @@ class PeerSystem:
                         hits = memory.search(conversation.id, question.text, depth, replay.asked_at)
                         search += time.perf_counter() - started
                         queries += 1
-                        run[question.id] = self._ranked(conversation.id, hits, sessions, replay)
+                        run[question.id] = _ranked(conversation.id, hits, sessions, replay, items)
             finally:
                 memory.close()
-        self.costs = {"ingest_seconds": ingest, "turns": turns, "query_seconds": search, "queries": queries}
-        return run, []
+        costs = {"ingest_seconds": ingest, "turns": turns, "query_seconds": search, "queries": queries}
+        return SystemRun(run, items=items, costs=costs)
 
-    def _ranked(self, cid: str, hits: list[Recalled], sessions: Mapping[str, str], replay: ConversationReplay) -> dict[str, float]:
-        ranked = {}
-        for hit in hits:
-            item_id = f"{cid}|peer|{hit.id}"
-            known = tuple(t for t in hit.source_ids if t in sessions)
-            self.items[item_id] = MemoryItem.new(
-                hit.content.strip() or "(empty memory)", now=replay.asked_at, id=item_id, source_ids=known,
-                session_id=sessions[known[0]] if known else "", source="peer",
-            )  # fmt: skip
-            ranked[item_id] = hit.score
-        return ranked
+
+def _ranked(cid: str, hits: list[Recalled], sessions: Mapping[str, str], replay: ConversationReplay,
+            items: dict[str, MemoryItem]) -> dict[str, float]:  # fmt: skip
+    """A question's hits as a run, each recalled memory added to ``items`` as an item of its source turns."""
+    ranked = {}
+    for hit in hits:
+        item_id = f"{cid}|peer|{hit.id}"
+        known = tuple(t for t in hit.source_ids if t in sessions)
+        items[item_id] = MemoryItem.new(
+            hit.content.strip() or "(empty memory)", now=replay.asked_at, id=item_id, source_ids=known,
+            session_id=sessions[known[0]] if known else "", source="peer",
+        )  # fmt: skip
+        ranked[item_id] = hit.score
+    return ranked

@@ -1,22 +1,29 @@
-"""A markdown report of a run folder: the metrics table, memory figures and the plots."""
+"""A markdown report of a run: the metrics table, memory figures and the plots.
+
+Every function reads a run's record: the plain data of its files (``results.read_record`` of a folder, or
+``ExperimentResult.record()`` of a run just made, which is the same data before it is written).
+"""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 
 from openclaw_lab.harness.metrics import unscored_note
-from openclaw_lab.harness.results import read_run
+from openclaw_lab.harness.results import read_record
 
-__all__ = ["metrics_table", "write_report", "stale_table", "consolidation_lines"]
+__all__ = ["metrics_table", "report_text", "write_report", "stale_table", "consolidation_lines"]
 
 HEADLINE = ("session.recall@10", "session.hit_rate@5", "turn.recall@10", "turn.ndcg@10", "turn.mrr")
 
 
-def metrics_table(run_dir: str | Path, columns: tuple[str, ...] | None = None) -> pd.DataFrame:
-    """Systems as rows; columns: the experiment's gated metrics, then the headline ones (higher is better)."""
-    data = read_run(run_dir)
+def metrics_table(run: str | Path | Mapping[str, Any], columns: tuple[str, ...] | None = None) -> pd.DataFrame:
+    """Systems as rows; columns: the experiment's gated metrics, then the headline ones (higher is better).
+    ``run``: a run's record, or its folder."""
+    data = run if isinstance(run, Mapping) else read_record(run)
     frame = pd.DataFrame(data["metrics"]["systems"]).T
     if columns is None:
         columns = tuple(dict.fromkeys([*data["config"]["metrics"].get("gate", ()), *HEADLINE]))
@@ -83,11 +90,10 @@ def consolidation_lines(memory: dict) -> list[str]:
     return ["## Consolidation", "", *lines] if lines else []
 
 
-def _costs_lines(root: Path) -> list[str]:
-    """The costs of each system, measured in this run (``costs.csv``; runs older than it have none)."""
-    if not (root / "costs.csv").exists():
+def _costs_lines(costs: pd.DataFrame | None) -> list[str]:
+    """The costs of each system, measured in this run (runs older than ``costs.csv`` have none)."""
+    if costs is None:
         return []
-    costs = pd.read_csv(root / "costs.csv", index_col="system")
     return ["## Costs (this run, this machine)", "",
             "Ingest: seconds per 1,000 turns (ours: the shared replay plus the system's own indexing). Query: "
             "milliseconds per question. Peak: resident memory added while the system ran (MiB).", "",
@@ -95,9 +101,15 @@ def _costs_lines(root: Path) -> list[str]:
 
 
 def write_report(run_dir: str | Path) -> Path:
-    """Write ``report.md`` in the run folder and return its path."""
-    root = Path(run_dir)
-    data = read_run(root)
+    """Write ``report.md`` in an existing run folder, from its files, and return its path."""
+    data = read_record(run_dir)
+    path = data["path"] / "report.md"
+    path.write_text(report_text(data))
+    return path
+
+
+def report_text(data: Mapping[str, Any]) -> str:
+    """The markdown report of a run's record."""
     memory = {k: v for k, v in data["metrics"]["memory"].items() if isinstance(v, (int, float))}
     dataset = data["environment"]["dataset"]
     lines = [
@@ -110,19 +122,17 @@ def write_report(run_dir: str | Path) -> Path:
         "",
         "## Retrieval",
         "",
-        metrics_table(root).to_markdown(),
+        metrics_table(data).to_markdown(),
         "",
         *(["## End-to-end QA", "", qa_table(data["metrics"]["qa"]), "", _qa_by_category(data["metrics"]["qa"]), ""]
           if data["metrics"].get("qa") else []),
-        *_costs_lines(root),
+        *_costs_lines(data["costs"]),
         "## Memory",
         "",
         pd.Series(memory).round(4).to_frame("value").to_markdown(),
         "",
         *consolidation_lines(data["metrics"]["memory"]),
-        *[f"![{p.stem}]({p.name})" for p in sorted(root.glob("*.png"))],
+        *[f"![{Path(name).stem}]({name})" for name in data["plots"]],
         "",
     ]
-    path = root / "report.md"
-    path.write_text("\n".join(lines))
-    return path
+    return "\n".join(lines)

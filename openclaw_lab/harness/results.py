@@ -63,13 +63,22 @@ def _write_json(path: Path, data: Any, sort_keys: bool = True) -> None:
     path.write_text(json.dumps(data, indent=2, sort_keys=sort_keys, default=str) + "\n")
 
 
-def write_result(result: Any, run_dir: Path) -> None:
-    """Write every file of a run; plots last, so a plotting failure leaves the data in place."""
+def metrics_document(result: Any) -> dict[str, Any]:
+    """What ``metrics.json`` holds: every system's metrics, the memory figures, the question counts, QA."""
+    qa = {key: value for key, value in result.qa.items() if key != "prompts"}
+    return {"systems": result.metrics, "memory": result.memory, "questions": result.questions, **({"qa": qa} if qa else {})}
+
+
+def as_written(data: Any) -> Any:
+    """``data`` as its JSON file reads back (keys sorted, plain types): a record made in memory equals one read."""
+    return json.loads(json.dumps(data, sort_keys=True, default=str))
+
+
+def write_result(result: Any, run_dir: Path) -> list[Path]:
+    """Write every file of a run; plots last, so a plotting failure leaves the data in place. Returns the plots."""
     _write_json(run_dir / "config.json", result.config.to_dict())
     _write_json(run_dir / "environment.json", result.environment)
-    qa = {key: value for key, value in result.qa.items() if key != "prompts"}
-    _write_json(run_dir / "metrics.json", {"systems": result.metrics, "memory": result.memory,
-                                           "questions": result.questions, **({"qa": qa} if qa else {})})  # fmt: skip
+    _write_json(run_dir / "metrics.json", metrics_document(result))
     if result.qa.get("prompts"):  # the exact prompts of this run, beside its answers
         (run_dir / "prompts").mkdir()
         for name, text in result.qa["prompts"].items():
@@ -102,7 +111,7 @@ def write_result(result: Any, run_dir: Path) -> None:
         _write_json(run_dir / "models.json", result.models)
     if result.costs is not None:
         result.costs.to_csv(run_dir / "costs.csv", index_label="system")
-    plot_result(result, run_dir)
+    return plot_result(result, run_dir)
 
 
 def latest_run(folder: str | Path) -> Path:
@@ -118,6 +127,14 @@ def latest_run(folder: str | Path) -> Path:
     if not runs:
         raise ValueError(f"run_dir: {root} is neither a run folder nor a folder of runs")
     return latest_run(runs[-1])
+
+
+def read_record(run_dir: str | Path) -> dict[str, Any]:
+    """What a report reads of a run folder: ``read_run``'s data, its costs (None before costs.csv) and its plots."""
+    data = read_run(run_dir)
+    root = data["path"]
+    costs = pd.read_csv(root / "costs.csv", index_col="system") if (root / "costs.csv").exists() else None
+    return {**data, "costs": costs, "plots": [p.name for p in sorted(root.glob("*.png"))]}
 
 
 def read_run(run_dir: str | Path) -> dict[str, Any]:

@@ -28,8 +28,10 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.build import build, build_embedder, build_engine
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.costs import measured
-from openclaw_lab.harness.engine import Engine, Outcome, TaskError, for_tasks
-from openclaw_lab.harness.experiment import ExperimentResult, Replayed, replay_plans, run_experiment
+from openclaw_lab.harness.engine import Engine, LocalEngine, Outcome, TaskError, for_tasks
+from openclaw_lab.harness.experiment import (
+    Evaluation, ExperimentResult, Replayed, evaluate_systems, replay_plans, run_experiment,
+)  # fmt: skip
 from openclaw_lab.harness.plots import pareto_plot
 from openclaw_lab.harness.replay import unit_texts
 from openclaw_lab.harness.results import REQUIRED, new_run_dir
@@ -112,7 +114,7 @@ def run_sweep(
         else:
             todo.append((n, values, point))
     if todo:  # the texts go with the tasks only when there are tasks
-        embedder = for_tasks(embedder, _texts(benchmark, todo), engine)
+        embedder = for_tasks(embedder, _texts(benchmark, todo), engine, progress)
     shared = {"embedder": embedder, "benchmark": benchmark}
     names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _ in todo]
     replayed, failed = {}, []
@@ -123,11 +125,12 @@ def run_sweep(
         except TaskError as error:
             failed += [Outcome(i, names[i], error=error) for i in group]
     runnable = [i for i in range(len(todo)) if i not in {o.index for o in failed}]
-    inputs = [(_local(todo[i][2]), sweep_dir / f"point-{todo[i][0]:02d}" if sweep_dir else None, replayed.get(i))
+    inner = progress and isinstance(engine, LocalEngine)  # a point's own bars, under the sweep's, where they can show
+    inputs = [(_local(todo[i][2]), sweep_dir / f"point-{todo[i][0]:02d}" if sweep_dir else None, replayed.get(i), inner)
               for i in runnable]  # fmt: skip
     results = {}
     outcomes = engine.map(_run_point, inputs, names=[names[i] for i in runnable], shared=shared)
-    for outcome in tqdm(outcomes, total=len(runnable), desc=f"sweep {config.name}", disable=not progress):
+    for outcome in tqdm(outcomes, total=len(runnable), desc=f"sweep {config.name}", unit="point", disable=not progress):
         if outcome.error is not None:
             failed.append(outcome)
             continue
@@ -144,10 +147,10 @@ def run_sweep(
     return SweepResult(summary, results, sweep_dir)
 
 
-def _run_point(point: ExperimentConfig, run_dir: Path | None, replayed: Replayed | None, embedder: Embedder,
-               benchmark: Benchmark) -> ExperimentResult:  # fmt: skip
+def _run_point(point: ExperimentConfig, run_dir: Path | None, replayed: Replayed | None, progress: bool,
+               embedder: Embedder, benchmark: Benchmark) -> ExperimentResult:  # fmt: skip
     return run_experiment(point, results_dir=None, run_dir=run_dir, embedder=embedder, benchmark=benchmark,
-                          progress=False, replayed=replayed)  # fmt: skip
+                          progress=progress, replayed=replayed)  # fmt: skip
 
 
 def _replay_groups(configs: list[ExperimentConfig]) -> list[list[int]]:
@@ -169,13 +172,17 @@ def _replay_groups(configs: list[ExperimentConfig]) -> list[list[int]]:
 def _replay_together(group: list[int], configs: list[ExperimentConfig], benchmark: Benchmark, embedder: Embedder,
                      engine: Engine, progress: bool, name: str) -> dict[int, Replayed]:  # fmt: skip
     """One shared replay for ``configs`` (the points ``group``); each point is charged its share of the cost."""
-    plans = [build(config, embedder=embedder).replay for config in configs]
+    built = [build(config, embedder=embedder) for config in configs]
     with measured() as cost:
-        per_point = replay_plans(benchmark, plans, embedder, None, progress, f"{name} ({len(plans)} points)", engine)
-    share = {"seconds": cost["seconds"] / len(plans), "peak_rss_mib": cost["peak_rss_mib"]}
-    evaluations: dict[tuple[int, ...], dict] = {}  # points left with the same memory are evaluated once
-    return {i: Replayed(replays, share, evaluations.setdefault(tuple(id(r.items) for r in replays), {}))
-            for i, replays in zip(group, per_point)}  # fmt: skip
+        per_point = replay_plans(benchmark, [b.replay for b in built], embedder, None, progress,
+                                 f"{name} ({len(built)} points)", engine)  # fmt: skip
+    share = {"seconds": cost["seconds"] / len(built), "peak_rss_mib": cost["peak_rss_mib"]}
+    keys = [tuple(id(r.items) for r in replays) for replays in per_point]  # one memory: one list of items per point
+    evaluations: dict[tuple[int, ...], Evaluation] = {}  # points left with the same memory are evaluated once
+    for point, replays, key in zip(built, per_point, keys):
+        if keys.count(key) > 1 and key not in evaluations:
+            evaluations[key] = evaluate_systems(benchmark, replays, point.config, point.systems, progress=False)
+    return {i: Replayed(replays, share, evaluations.get(key)) for i, replays, key in zip(group, per_point, keys)}
 
 
 def _local(point: ExperimentConfig) -> ExperimentConfig:

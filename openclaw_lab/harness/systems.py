@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from openclaw_lab.clock import Clock, SimulatedClock
@@ -19,16 +20,26 @@ from openclaw_lab.harness.replay import ConversationReplay
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import Retriever, RunDict, TrainedModel, search_batch
 
-__all__ = ["System", "RetrieverSystem", "handle_superseded"]
+__all__ = ["System", "SystemRun", "RetrieverSystem", "handle_superseded"]
 
 Models = list[dict[str, Any]]  # provenance of whatever a system fitted (empty when nothing was)
 
 
+@dataclass(frozen=True)
+class SystemRun:
+    """What running a system gives, in one record: its run (the best item ids per question, higher score is
+    better), the items it ranked that the replay does not hold (another memory system's own memories), what it
+    cost (seconds and counts) and the provenance of the models it fitted."""
+
+    run: RunDict
+    items: Mapping[str, MemoryItem] = field(default_factory=dict)
+    costs: Mapping[str, float] = field(default_factory=dict)
+    models: Models = field(default_factory=list)
+
+
 class System(Protocol):
-    def run(
-        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
-    ) -> tuple[RunDict, Models]:
-        """The best ``depth`` item ids per question (higher score is better), and the fitted models' provenance."""
+    def run(self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int) -> SystemRun:
+        """The best ``depth`` item ids per question, with the items, costs and models behind them."""
 
 
 def _no_longer_valid(item: MemoryItem) -> bool:
@@ -90,13 +101,10 @@ class RetrieverSystem:
 
     def __init__(self, make: Callable[[Clock], Retriever]) -> None:
         self.make = make
-        self.costs: dict[str, float] = {}  # after ``run``: seconds spent indexing and searching
 
-    def run(
-        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
-    ) -> tuple[RunDict, Models]:
+    def run(self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int) -> SystemRun:
         run: RunDict = {}
-        self.costs = {"index_seconds": 0.0, "query_seconds": 0.0}
+        costs = {"index_seconds": 0.0, "query_seconds": 0.0}
         for replay in replays:
             asked = questions.get(replay.conversation_id, [])
             if not asked:
@@ -108,6 +116,6 @@ class RetrieverSystem:
             retriever.index(replay.items)
             indexed = time.perf_counter()
             run |= search_batch(retriever, {q.id: q.text for q in asked}, depth)
-            self.costs["index_seconds"] += indexed - started
-            self.costs["query_seconds"] += time.perf_counter() - indexed
-        return run, []
+            costs["index_seconds"] += indexed - started
+            costs["query_seconds"] += time.perf_counter() - indexed
+        return SystemRun(run, costs=costs)

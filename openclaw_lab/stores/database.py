@@ -69,6 +69,22 @@ class Database:
         with self._lock:
             return self._conn.execute(sql, params).fetchall()
 
+    def snapshot(self) -> sqlite3.Connection:
+        """An in-memory copy of the whole database as committed now (``restore`` writes it to a file)."""
+        copy = sqlite3.connect(":memory:", check_same_thread=False)
+        with self._lock:
+            self._conn.backup(copy)
+        return copy
+
+    @staticmethod
+    def restore(snapshot: sqlite3.Connection, path: str | Path) -> None:
+        """Write ``snapshot`` (from ``snapshot()``) to a new file at ``path``."""
+        target = sqlite3.connect(str(path))
+        try:
+            snapshot.backup(target)
+        finally:
+            target.close()
+
     def close(self) -> None:
         with self._lock:
             self._conn.close()

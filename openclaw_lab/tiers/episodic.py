@@ -18,6 +18,7 @@ as their episodic rows, then applied to the semantic store (see ``MemoryManager.
 from __future__ import annotations
 
 import json
+import sqlite3
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -201,6 +202,17 @@ class EpisodicMemory:
 
     def consolidation_log(self) -> list[dict[str, Any]]:
         return [json.loads(r["report"]) for r in self.db.query("SELECT report FROM consolidation_log ORDER BY seq")]
+
+    # a copy of the whole file, for a replay that forks (sessions, memories and log together)
+    def snapshot(self) -> sqlite3.Connection:
+        """An in-memory copy of this memory as committed now; ``restored`` opens it as a new file."""
+        return self.db.snapshot()
+
+    @classmethod
+    def restored(cls, snapshot: sqlite3.Connection, path: str | Path) -> EpisodicMemory:
+        """A new episodic memory at ``path`` holding ``snapshot`` (from ``snapshot()``)."""
+        Database.restore(snapshot, path)
+        return cls(path)
 
     def close(self) -> None:
         self.db.close()

@@ -5,7 +5,8 @@ import pytest
 from openclaw_lab.datasets.synthetic import generate
 from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.replay import memory_units, render_turn, replay_conversation, replay_shared
+from openclaw_lab.harness.fork import replay_shared
+from openclaw_lab.harness.replay import memory_units, render_turn, replay_conversation
 from openclaw_lab.model import MemoryTier
 
 
@@ -115,5 +116,5 @@ def test_a_shared_replay_refuses_plans_that_differ_in_more_than_pruning(embedder
         replay_shared(conversation, [], decay_plans(embedder, [0.9, 0.8], persist=True), embedder)
     summaries = {**DECAY, "summaries": {}}
     plans = [config(embedder, consolidation=summaries)] * 2
-    with pytest.raises(ValueError, match=r"^plans\[0\]\.consolidation\.summaries"):
+    with pytest.raises(ValueError, match=r"^plans\[0\]\.consolidation: Summarise"):
         replay_shared(conversation, [], plans, embedder)
