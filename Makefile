@@ -33,8 +33,8 @@ run: $(VENV)/.installed
 # a fresh clone went from 632 to 533 s).
 test: $(VENV)/.installed
 	OMP_NUM_THREADS=1 OPENCLAW_LAB_NOTEBOOK_SCALE=small $(PY) -m pytest -q -n 2 --dist worksteal tests notebooks --nbval-lax \
-		--ignore=tests/harness/test_engine.py -m "not slow"
-	$(PY) -m pytest -q tests/harness/test_engine.py
+		--ignore=tests/test_engines.py -m "not slow"
+	$(PY) -m pytest -q tests/test_engines.py
 	$(MAKE) gate
 
 # The benchmark-scale tests: each has a smaller version of its check in the default run.

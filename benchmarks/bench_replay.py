@@ -34,10 +34,10 @@ import pandas as pd  # noqa: E402
 
 from openclaw_lab.embedding import BACKENDS, Embedder, EmbeddingCache  # noqa: E402
 from openclaw_lab.harness.config import ExperimentConfig  # noqa: E402
-from openclaw_lab.harness.engine import LocalEngine, ProcessEngine, RayEngine  # noqa: E402
+from openclaw_lab.engines import LocalEngine, ProcessEngine, RayEngine  # noqa: E402
 from openclaw_lab.harness.experiment import load_benchmark, run_experiment  # noqa: E402
-from openclaw_lab.harness.metrics import evaluate_run  # noqa: E402
-from openclaw_lab.harness.replay import memory_units  # noqa: E402
+from openclaw_lab.evaluation.metrics import evaluate_run  # noqa: E402
+from openclaw_lab.replay.conversation import memory_units  # noqa: E402
 from openclaw_lab.harness.sweep import run_sweep  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -18,7 +18,7 @@ __all__ = ["main"]
 def _run(args: argparse.Namespace) -> int:
     from openclaw_lab.harness.config import ExperimentConfig
     from openclaw_lab.harness.experiment import run_experiment
-    from openclaw_lab.harness.metrics import unscored_note
+    from openclaw_lab.evaluation.metrics import unscored_note
     from openclaw_lab.harness.report import metrics_table, qa_table
 
     changes = {key: _parse_value(value) for key, _, value in (a.partition("=") for a in args.set or [])}

@@ -17,7 +17,7 @@ import pandas as pd
 from openclaw_lab.datasets import load_locomo
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.errors import OpenClawError
-from openclaw_lab.harness.metrics import evaluate_run
+from openclaw_lab.evaluation.metrics import evaluate_run
 from openclaw_lab.harness.results import read_run
 
 K = 10

@@ -8,6 +8,8 @@ package's functions (each is read once, as a reader would). Between them it coun
 - climbs: calls from a lower layer into a higher one (a callback: consolidation calling back into the harness);
 - the harness's share of the package's lines.
 
+By default only the composition is followed: modules from the consolidation layer up (``--lowest 0``: all).
+
     python scripts/reading_path.py                       # this checkout
     python scripts/reading_path.py --root ../other-tree  # another checkout (run with that tree on the path)
 """
@@ -27,8 +29,8 @@ LAYERS = [
     ("openclaw_lab.stores", 1), ("openclaw_lab.encoders", 1), ("openclaw_lab.embedding", 1), ("openclaw_lab.splade", 1),
     ("openclaw_lab.llm", 1), ("openclaw_lab.tiers", 2), ("openclaw_lab.datasets", 2), ("openclaw_lab.retrieval", 3),
     ("openclaw_lab.consolidation", 4), ("openclaw_lab.manager", 5), ("openclaw_lab.agent", 6),
-    ("openclaw_lab.peers", 7), ("openclaw_lab.engines", 7), ("openclaw_lab.evaluation", 7),
-    ("openclaw_lab.replay", 8), ("openclaw_lab.harness", 9), ("openclaw_lab.cli", 10),
+    ("openclaw_lab.replay", 7), ("openclaw_lab.peers", 8), ("openclaw_lab.engines", 8),
+    ("openclaw_lab.harness", 9), ("openclaw_lab.cli", 10),
 ]  # fmt: skip
 
 EXPERIMENT = """
@@ -93,6 +95,12 @@ def trace(root: Path) -> list[tuple[str, str, str]]:
     return calls
 
 
+def composing(calls: list[tuple[str, str, str]], lowest: int) -> list[tuple[str, str, str]]:
+    """The calls a reader of the composition follows: into modules of layer ``lowest`` and above (the layers
+    below, stores, tiers, retrieval, are parts read on their own)."""
+    return [call for call in calls if layer(call[1]) >= lowest]
+
+
 def counts(calls: list[tuple[str, str, str]]) -> dict[str, int]:
     left, current, returns, climbs = set(), None, 0, 0
     for caller, callee, _ in calls:
@@ -117,12 +125,13 @@ def harness_share(root: Path) -> tuple[int, int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", type=Path, default=Path(__file__).resolve().parents[1])
-    parser.add_argument("--show", action="store_true", help="print every call that returns or climbs")
+    parser.add_argument("--show", action="store_true", help="print every call followed, marking the climbs")
+    parser.add_argument("--lowest", type=int, default=4, help="the lowest layer followed (4: consolidation; 0: all)")
     args = parser.parse_args()
     root = args.root.resolve()
     sys.path.insert(0, str(root))
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    calls = trace(root)
+    calls = composing(trace(root), args.lowest)
     if args.show:
         for caller, callee, name in calls:
             mark = " CLIMB" if caller and layer(callee) > layer(caller) else ""

@@ -22,7 +22,7 @@ from openclaw_lab.datasets import generate, load_locomo
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.crossfit import training_queries
+from openclaw_lab.retrieval.crossfit import training_queries
 from openclaw_lab.harness.experiment import questions_by_conversation, replay_benchmark
 from openclaw_lab.retrieval.learned import DEFAULT_MODEL_PATH, LearnedReranker, TrainingQuery
 

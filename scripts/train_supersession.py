@@ -21,7 +21,7 @@ from openclaw_lab.consolidation.supersession import candidate_pairs
 from openclaw_lab.datasets import generate
 from openclaw_lab.datasets.synthetic import VERSION
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.harness.replay import memory_units
+from openclaw_lab.replay.conversation import memory_units
 from openclaw_lab.model import MemoryItem
 
 SEED, N_TURNS, MIN_SIMILARITY, FOLDS = 2024, 10_000, 0.3, 5

@@ -10,14 +10,14 @@ from openclaw_lab.harness.compare import compare_dirs, compare_runs
 from openclaw_lab.harness.config import (
     ConsolidationConfig, DatasetConfig, ExperimentConfig, MemoryConfig, MetricsConfig, SystemConfig,
 )  # fmt: skip
-from openclaw_lab.harness.engine import LocalEngine, ProcessEngine, RayEngine
+from openclaw_lab.engines import LocalEngine, ProcessEngine, RayEngine
 from openclaw_lab.harness.build import Built, build, make_retriever, retrieve, strategy_names
 from openclaw_lab.harness.experiment import ExperimentResult, load_benchmark, run_experiment
-from openclaw_lab.harness.metrics import evaluate_run, qrels_for, to_level
-from openclaw_lab.harness.replay import ConversationReplay, replay_conversation
+from openclaw_lab.evaluation.metrics import evaluate_run, qrels_for, to_level
+from openclaw_lab.replay.conversation import ConversationReplay, replay_conversation
 from openclaw_lab.harness.report import metrics_table, write_report
 from openclaw_lab.harness.results import read_run
-from openclaw_lab.harness.metrics import pareto_front, recall_at_footprint
+from openclaw_lab.evaluation.metrics import pareto_front, recall_at_footprint
 from openclaw_lab.harness.sweep import SweepResult, run_sweep
 
 __all__ = [

@@ -33,12 +33,12 @@ from openclaw_lab.embedding import Embedder, default_cache_path
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import registry
 from openclaw_lab.harness.config import ConsolidationConfig, DatasetConfig, EngineConfig, ExperimentConfig, SystemConfig
-from openclaw_lab.harness.engine import Engine, LocalEngine, ProcessEngine, RayEngine
+from openclaw_lab.engines import Engine, LocalEngine, ProcessEngine, RayEngine
 from openclaw_lab.harness.registry import check_params, construct, did_you_mean
-from openclaw_lab.harness.peers import PeerSystem
+from openclaw_lab.peers.system import PeerSystem
 from openclaw_lab.harness.qa import PROMPTS, QAPlan
-from openclaw_lab.harness.replay import ReplayPlan
-from openclaw_lab.harness.systems import RetrieverSystem, System
+from openclaw_lab.replay.conversation import ReplayPlan
+from openclaw_lab.replay.systems import RetrieverSystem, System
 from openclaw_lab.llm import CallCache, ChatClient, Endpoint
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
 from openclaw_lab.retrieval.protocol import Retriever, check_query

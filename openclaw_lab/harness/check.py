@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 from ranx.statistical_tests import fisher_randomization_test, paired_student_t_test
 
-from openclaw_lab.harness.metrics import question_scores
+from openclaw_lab.evaluation.metrics import question_scores
 from openclaw_lab.harness.results import read_run
 from openclaw_lab.harness.tolerance import DEFAULT_MAX_P, DEFAULT_TOLERANCE, Tolerance
 

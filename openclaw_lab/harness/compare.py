@@ -13,7 +13,7 @@ from typing import Any
 import pandas as pd
 from ranx.statistical_tests import compute_statistical_significance
 
-from openclaw_lab.harness.metrics import question_scores
+from openclaw_lab.evaluation.metrics import question_scores
 from openclaw_lab.harness.results import read_run
 from openclaw_lab.retrieval.protocol import RunDict
 

@@ -29,7 +29,7 @@ from typing import Any
 
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.environment import package_version
-from openclaw_lab.harness.metrics import NDCG_VARIANTS, SESSION_LABELS, STAT_TESTS, metric_names
+from openclaw_lab.evaluation.metrics import NDCG_VARIANTS, SESSION_LABELS, STAT_TESTS, metric_names
 from openclaw_lab.harness.registry import did_you_mean
 from openclaw_lab.harness.tolerance import DEFAULT_MAX_P, DEFAULT_TOLERANCE, Tolerance
 

@@ -22,22 +22,22 @@ from tqdm.auto import tqdm
 from openclaw_lab.agent.remember import remember_metrics
 from openclaw_lab.datasets.types import Benchmark, Conversation
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.harness.answers import answer_in_context_table
+from openclaw_lab.evaluation.answers import answer_in_context_table
 from openclaw_lab.harness.build import Built, build, build_dataset
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.costs import cost_table, measured
-from openclaw_lab.harness.engine import Engine, LocalEngine, for_tasks, values
+from openclaw_lab.engines import Engine, LocalEngine, for_tasks, values
 from openclaw_lab.harness.environment import environment, git_commit
-from openclaw_lab.harness.metrics import (
+from openclaw_lab.evaluation.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, question_table, to_level,
 )  # fmt: skip
 from openclaw_lab.harness.qa import run_qa, summarise
-from openclaw_lab.harness.quality import compression, provenance, quality_figures
-from openclaw_lab.harness.fork import replay_shared
-from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
+from openclaw_lab.evaluation.quality import compression, provenance, quality_figures
+from openclaw_lab.replay.fork import replay_shared
+from openclaw_lab.replay.conversation import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
 from openclaw_lab.harness.report import report_text
 from openclaw_lab.harness.results import as_written, metrics_document, new_run_dir, run_folder, write_result
-from openclaw_lab.harness.systems import System, handle_superseded
+from openclaw_lab.replay.systems import System, handle_superseded
 from openclaw_lab.llm import LLMError
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from openclaw_lab.harness.metrics import NO_HIT
+from openclaw_lab.evaluation.metrics import NO_HIT
 from openclaw_lab.harness.results import read_run
 
 __all__ = ["export_trec"]

@@ -8,7 +8,7 @@ from typing import Any
 import matplotlib.pyplot as plt  # without a display matplotlib picks Agg itself; notebooks keep inline plots
 import pandas as pd
 
-from openclaw_lab.harness.metrics import pareto_front
+from openclaw_lab.evaluation.metrics import pareto_front
 
 __all__ = [
     "plot_result", "recall_curves", "category_bars", "footprint_plot", "pareto_plot", "answer_curve", "qa_curve",

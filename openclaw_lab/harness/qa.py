@@ -27,7 +27,7 @@ import pandas as pd
 
 from openclaw_lab.agent.context import ContextAssembler, normalize_answer, render_spelled_date
 from openclaw_lab.datasets.types import Question
-from openclaw_lab.harness.metrics import mcnemar
+from openclaw_lab.evaluation.metrics import mcnemar
 from openclaw_lab.llm import ChatClient
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict

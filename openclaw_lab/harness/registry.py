@@ -178,8 +178,8 @@ retrievers.register("splade", "openclaw_lab.retrieval.splade:SpladeRetriever")
 
 # Strategies that see every conversation of a replay at once (they fit a model, cross-fitted).
 systems = Registry("strategy", "openclaw_lab.systems")
-systems.register("learned-crossfit", "openclaw_lab.harness.crossfit:CrossFittedReranker")
-systems.register("finetuned-crossfit", "openclaw_lab.harness.crossfit:CrossFittedEncoder")
+systems.register("learned-crossfit", "openclaw_lab.retrieval.crossfit:CrossFittedReranker")
+systems.register("finetuned-crossfit", "openclaw_lab.retrieval.crossfit:CrossFittedEncoder")
 
 # Other memory systems (optional extras), scored on the same replay: factories of their checked settings.
 peers = Registry("strategy", "openclaw_lab.peers")

@@ -12,7 +12,7 @@ from typing import Any
 
 import pandas as pd
 
-from openclaw_lab.harness.metrics import unscored_note
+from openclaw_lab.evaluation.metrics import unscored_note
 from openclaw_lab.harness.results import read_record
 
 __all__ = ["metrics_table", "report_text", "write_report", "stale_table", "consolidation_lines"]

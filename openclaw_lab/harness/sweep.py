@@ -28,12 +28,12 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.build import build, build_embedder, build_engine
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.costs import measured
-from openclaw_lab.harness.engine import Engine, LocalEngine, Outcome, TaskError, for_tasks
+from openclaw_lab.engines import Engine, LocalEngine, Outcome, TaskError, for_tasks
 from openclaw_lab.harness.experiment import (
     Evaluation, ExperimentResult, Replayed, evaluate_systems, replay_plans, run_experiment,
 )  # fmt: skip
 from openclaw_lab.harness.plots import pareto_plot
-from openclaw_lab.harness.replay import unit_texts
+from openclaw_lab.replay.conversation import unit_texts
 from openclaw_lab.harness.results import REQUIRED, new_run_dir
 
 __all__ = ["grid", "points", "run_sweep", "SweepResult", "DECAY_SETTINGS"]

@@ -9,19 +9,41 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from datetime import datetime
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
 
 __all__ = [
-    "Retriever", "Reranker", "Candidate", "HitReranker", "TrainedModel", "SearchEach", "RunDict", "search_batch",
-    "check_query",
+    "Retriever", "Reranker", "Candidate", "HitReranker", "TrainedModel", "SearchEach", "RunDict", "SystemRun",
+    "ReplayedMemory", "search_batch", "check_query",
 ]  # fmt: skip
 
 RunDict = dict[str, dict[str, float]]
 Filters = Mapping[str, MemoryFilter] | MemoryFilter | None  # one filter per query id, or one for all
+
+
+class ReplayedMemory(Protocol):
+    """What a system reads of one conversation's replay (``replay.ConversationReplay`` is one): the memory
+    held when its questions are asked, and when that is."""
+
+    conversation_id: str
+    items: list[MemoryItem]
+    asked_at: datetime | None
+
+
+@dataclass(frozen=True)
+class SystemRun:
+    """What running a system over a replay gives, in one record: its run (the best item ids per question,
+    higher score is better), the items it ranked that the replay does not hold (another memory system's own
+    memories), what it cost (seconds and counts) and the provenance of the models it fitted."""
+
+    run: RunDict
+    items: Mapping[str, MemoryItem] = field(default_factory=dict)
+    costs: Mapping[str, float] = field(default_factory=dict)
+    models: list[dict[str, Any]] = field(default_factory=list)
 
 
 @runtime_checkable

@@ -8,7 +8,7 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.experiment import run_experiment
-from openclaw_lab.harness.systems import RetrieverSystem
+from openclaw_lab.replay.systems import RetrieverSystem
 
 # A dataset that cannot load: if any of these errors came after loading, it would be a FileNotFoundError.
 MISSING = {"name": "longmemeval", "params": {"path": "/nonexistent/longmemeval_s.json"}}

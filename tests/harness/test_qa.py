@@ -20,7 +20,7 @@ from openclaw_lab.datasets import generate
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.export import export_trec
-from openclaw_lab.harness.metrics import mcnemar
+from openclaw_lab.evaluation.metrics import mcnemar
 from openclaw_lab.harness.qa import bleu1, judged_correct, token_f1
 
 

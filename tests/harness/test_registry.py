@@ -30,15 +30,15 @@ class ShortBM25(BM25Retriever):
 '''
 
 
-def install_plugin(folder: Path, group: str = "openclaw_lab.strategies", name: str = "short-bm25") -> Path:
-    """A package and its installed metadata (a dist-info folder with entry points) in ``folder``, as pip leaves
-    them: ``folder`` on the path makes it an installed distribution."""
-    (folder / "my_plugin").mkdir(parents=True)
-    (folder / "my_plugin" / "__init__.py").write_text(textwrap.dedent(PLUGIN))
-    info = folder / "my_plugin-0.1.dist-info"
+def install_plugin(folder: Path, name: str = "short-bm25", module: str = "my_plugin", code: str = PLUGIN) -> Path:
+    """A package ``module`` and its installed metadata (a dist-info folder whose entry point names its strategy)
+    in ``folder``, as pip leaves them: ``folder`` on the path makes it an installed distribution."""
+    (folder / module).mkdir(parents=True)
+    (folder / module / "__init__.py").write_text(textwrap.dedent(code))
+    info = folder / f"{module}-0.1.dist-info"
     info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: my-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(f"[{group}]\n{name} = my_plugin:ShortBM25\n")
+    (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {module}\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(f"[openclaw_lab.strategies]\n{name} = {module}:ShortBM25\n")
     return folder
 
 
@@ -59,11 +59,9 @@ def test_a_plugin_name_that_clashes_with_ours_is_refused(tmp_path, monkeypatch):
 
 
 def test_a_plugin_that_cannot_be_loaded_names_its_entry(tmp_path, monkeypatch):
-    folder = install_plugin(tmp_path)
-    (folder / "my_plugin" / "__init__.py").write_text("")  # the class is gone
-    monkeypatch.syspath_prepend(str(folder))
+    monkeypatch.syspath_prepend(str(install_plugin(tmp_path, module="broken_plugin", code="")))  # no class in it
     monkeypatch.setattr(registry.retrievers, "_plugins", None)
-    with pytest.raises(ConfigError, match=r"strategy 'short-bm25' points at 'my_plugin:ShortBM25', which cannot be"):
+    with pytest.raises(ConfigError, match=r"strategy 'short-bm25' points at 'broken_plugin:ShortBM25', which cannot"):
         registry.retrievers.get("short-bm25")
 
 

@@ -2,7 +2,7 @@ import pandas as pd
 import pytest
 
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.metrics import pareto_front, recall_at_footprint
+from openclaw_lab.evaluation.metrics import pareto_front, recall_at_footprint
 from openclaw_lab.harness.sweep import grid
 
 

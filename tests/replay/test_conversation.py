@@ -5,8 +5,8 @@ import pytest
 from openclaw_lab.datasets.synthetic import generate
 from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.fork import replay_shared
-from openclaw_lab.harness.replay import memory_units, render_turn, replay_conversation
+from openclaw_lab.replay.fork import replay_shared
+from openclaw_lab.replay.conversation import memory_units, render_turn, replay_conversation
 from openclaw_lab.model import MemoryTier
 
 

@@ -5,7 +5,7 @@ import pytest
 
 from openclaw_lab.consolidation.merge import absorb
 from openclaw_lab.datasets.types import Question
-from openclaw_lab.harness.metrics import (
+from openclaw_lab.evaluation.metrics import (
     NO_HIT, by_category, complete_run, evaluate_run, memory_counts, memory_ratios, qrels_for, to_level,
 )  # fmt: skip
 from openclaw_lab.model import MemoryItem, MemoryTier
@@ -82,7 +82,7 @@ def test_memory_counts_and_ratios():
 
 
 def test_longmemeval_ndcg_leaves_ranks_one_and_two_undiscounted():
-    from openclaw_lab.harness.metrics import evaluate_run
+    from openclaw_lab.evaluation.metrics import evaluate_run
 
     qrels = {"q": {"b": 1, "c": 1}}
     run = {"q": {"a": 0.9, "b": 0.8, "c": 0.7}}
@@ -97,7 +97,7 @@ def test_session_label_sets_follow_their_names():
     from pathlib import Path
 
     from openclaw_lab.datasets import load_longmemeval
-    from openclaw_lab.harness.metrics import qrels_for
+    from openclaw_lab.evaluation.metrics import qrels_for
 
     bench = load_longmemeval(Path(__file__).parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json")
     every = qrels_for(bench.questions, "session", "answer-sessions")

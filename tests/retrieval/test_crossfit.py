@@ -26,7 +26,7 @@ def test_the_learned_reranker_never_scores_a_conversation_it_was_fitted_on(embed
 def test_the_first_stage_sources_are_features_and_are_checked(embedder):
     import pytest
 
-    from openclaw_lab.harness.crossfit import CrossFittedReranker
+    from openclaw_lab.retrieval.crossfit import CrossFittedReranker
 
     benchmark = generate(300, seed=6, n_conversations=3)
     config = ExperimentConfig.from_dict({
@@ -89,7 +89,7 @@ def test_the_fine_tuned_encoder_never_ranks_a_conversation_it_was_fitted_on(embe
 def test_fine_tuning_settings_are_checked_by_name(embedder):
     import pytest
 
-    from openclaw_lab.harness.crossfit import CrossFittedEncoder, CrossFittedReranker
+    from openclaw_lab.retrieval.crossfit import CrossFittedEncoder, CrossFittedReranker
 
     with pytest.raises(ValueError, match="^finetuned"):
         CrossFittedReranker(embedder, finetuned=-1)

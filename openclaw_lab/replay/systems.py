@@ -1,8 +1,9 @@
 """A system under evaluation: anything that turns a replay's memory into a ranked run per question.
 
 ``RetrieverSystem`` builds a fresh retriever per conversation, on that conversation's memory, with
-its clock at the replay's question time; ``CrossFittedReranker`` (``crossfit.py``) fits a model
-fold by fold over all conversations. The harness treats them alike.
+its clock at the replay's question time; ``CrossFittedReranker`` (``retrieval/crossfit.py``) fits a model
+fold by fold over all conversations; ``PeerSystem`` (``peers/system.py``) replays the conversations into
+another memory system. Each returns one ``SystemRun``, and the harness treats them alike.
 """
 
 from __future__ import annotations
@@ -10,32 +11,16 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Protocol
 
 from openclaw_lab.clock import Clock, SimulatedClock
 from openclaw_lab.consolidation.supersession import SUPERSEDED_BY, VALID_UNTIL
 from openclaw_lab.datasets.types import Question
-from openclaw_lab.harness.replay import ConversationReplay
+from openclaw_lab.replay.conversation import ConversationReplay
 from openclaw_lab.model import MemoryItem
-from openclaw_lab.retrieval.protocol import Retriever, RunDict, TrainedModel, search_batch
+from openclaw_lab.retrieval.protocol import Retriever, RunDict, SystemRun, TrainedModel, search_batch
 
 __all__ = ["System", "SystemRun", "RetrieverSystem", "handle_superseded"]
-
-Models = list[dict[str, Any]]  # provenance of whatever a system fitted (empty when nothing was)
-
-
-@dataclass(frozen=True)
-class SystemRun:
-    """What running a system gives, in one record: its run (the best item ids per question, higher score is
-    better), the items it ranked that the replay does not hold (another memory system's own memories), what it
-    cost (seconds and counts) and the provenance of the models it fitted."""
-
-    run: RunDict
-    items: Mapping[str, MemoryItem] = field(default_factory=dict)
-    costs: Mapping[str, float] = field(default_factory=dict)
-    models: Models = field(default_factory=list)
-
 
 class System(Protocol):
     def run(self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int) -> SystemRun:

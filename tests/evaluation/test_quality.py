@@ -11,10 +11,10 @@ from openclaw_lab.datasets.types import FactLabels, Question, Statement
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.config import ExperimentConfig, SystemConfig
 from openclaw_lab.harness.experiment import run_experiment
-from openclaw_lab.harness.quality import (
+from openclaw_lab.evaluation.quality import (
     compression, duplicate_handling, provenance, quality_figures, stale_above_current, stale_retention,
 )  # fmt: skip
-from openclaw_lab.harness.systems import handle_superseded
+from openclaw_lab.replay.systems import handle_superseded
 from openclaw_lab.model import MemoryItem
 
 T0 = datetime(2023, 5, 8, tzinfo=timezone.utc)

@@ -29,7 +29,7 @@ from openclaw_lab.datasets.types import Conversation, Question
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.manager import MemoryManager
 from openclaw_lab.model import MemoryItem, MemoryTier
-from openclaw_lab.harness.replay import ConversationReplay, ReplayPlan, ReplayState, ReplaySteps, safe_name
+from openclaw_lab.replay.conversation import ConversationReplay, ReplayPlan, ReplayState, ReplaySteps, safe_name
 from openclaw_lab.tiers.episodic import EpisodicMemory
 from openclaw_lab.tiers.semantic import SemanticMemory
 

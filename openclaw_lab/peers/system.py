@@ -18,8 +18,8 @@ from typing import Any
 from tqdm.auto import tqdm
 
 from openclaw_lab.datasets.types import Conversation, Question
-from openclaw_lab.harness.replay import ConversationReplay, render_turn
-from openclaw_lab.harness.systems import SystemRun
+from openclaw_lab.replay.conversation import ConversationReplay, render_turn
+from openclaw_lab.replay.systems import SystemRun
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.peers.protocol import MemorySystem, Observation, Recalled
 from openclaw_lab.retrieval.protocol import RunDict

@@ -15,7 +15,7 @@ from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness import sweep as sweep_module
 from openclaw_lab.harness.build import build
 from openclaw_lab.harness.config import ExperimentConfig
-from openclaw_lab.harness.engine import LocalEngine, ProcessEngine, TaskError, portable, values
+from openclaw_lab.engines import LocalEngine, ProcessEngine, TaskError, portable, values
 from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.sweep import run_sweep
 
@@ -33,7 +33,7 @@ SWEEP = {
 @pytest.fixture(scope="module")
 def ray_engine():
     ray = pytest.importorskip("ray", reason='the ray extra is not installed (pip install "openclaw-lab[ray]")')
-    from openclaw_lab.harness.engine import RayEngine
+    from openclaw_lab.engines import RayEngine
 
     engine = RayEngine(num_cpus=2)
     engine.start()  # a real local Ray on 127.0.0.1, stopped when the module is done

@@ -22,21 +22,19 @@ from typing import Any
 
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.harness.replay import ConversationReplay
-from openclaw_lab.harness.systems import SystemRun
 from openclaw_lab.model import check_k
 from openclaw_lab.retrieval.context import NeighbourContext, hybrid_context
 from openclaw_lab.retrieval.dense import DenseRetriever
 from openclaw_lab.retrieval.finetune import FineTuner, Triplet
 from openclaw_lab.retrieval.fusion import fuse
 from openclaw_lab.retrieval.learned import SOURCES, Candidate, LearnedReranker, TrainingQuery, conversation_folds
-from openclaw_lab.retrieval.protocol import RunDict
+from openclaw_lab.retrieval.protocol import ReplayedMemory, RunDict, SystemRun
 from openclaw_lab.retrieval.rerank import HybridFirstStage, first_stage_sources
 
 __all__ = ["training_queries", "fine_tuning_triplets", "CrossFittedReranker", "CrossFittedEncoder"]
 
 def training_queries(
-    replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], embedder: Embedder, depth: int,
+    replays: Sequence[ReplayedMemory], questions: Mapping[str, list[Question]], embedder: Embedder, depth: int,
     sources: Sequence[str] = SOURCES, pool: str | None = None,
 ) -> dict[str, TrainingQuery]:
     """Per question: first-stage candidates (from ``sources``; ``pool``: see ``HybridFirstStage``) and the items
@@ -63,7 +61,7 @@ def check_positives(positives: str) -> str:
 
 
 def fine_tuning_triplets(
-    replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]],
+    replays: Sequence[ReplayedMemory], questions: Mapping[str, list[Question]],
     queries: Mapping[str, TrainingQuery], negatives_from: int, seed: int = 0, positives: str = "turns",
 ) -> dict[str, list[Triplet]]:
     """Per conversation: a triplet for each memory holding a question's evidence, its negative drawn from the
@@ -131,7 +129,7 @@ class CrossFittedReranker:
                 f"sources={self.sources!r}, length={self.length}, session={self.session}, finetuned={self.finetuned})")
 
     def run(
-        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+        self, replays: Sequence[ReplayedMemory], questions: Mapping[str, list[Question]], depth: int
     ) -> SystemRun:
         """The run of every question, each reranked by a model fitted without its conversation."""
         queries = training_queries(replays, questions, self.embedder, max(self.candidates, depth), self.sources)
@@ -200,7 +198,7 @@ class CrossFittedEncoder:
                 f"positives={self.positives!r})")
 
     def fold_encoders(
-        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]]
+        self, replays: Sequence[ReplayedMemory], questions: Mapping[str, list[Question]]
     ) -> Iterator[tuple[frozenset[str], frozenset[str], Embedder, int]]:
         """Per fold: its training and test conversations, the encoder fitted on the training ones and the
         number of triplets it was fitted on."""
@@ -212,7 +210,7 @@ class CrossFittedEncoder:
             yield train, test, self.tuner.fit(self.embedder, fitted_on), len(fitted_on)
 
     def run(
-        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+        self, replays: Sequence[ReplayedMemory], questions: Mapping[str, list[Question]], depth: int
     ) -> SystemRun:
         """The run of every question, each ranked by an encoder fitted without its conversation."""
         run: RunDict = {}

@@ -16,7 +16,7 @@ import pandas as pd
 
 from openclaw_lab.agent.context import ContextAssembler, answer_in_context, normalize_answer, render_spelled_date
 from openclaw_lab.datasets.types import Question
-from openclaw_lab.harness.metrics import by_category
+from openclaw_lab.evaluation.metrics import by_category
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 

@@ -36,7 +36,7 @@ from typing import Any
 
 from openclaw_lab.consolidation import SUMMARY_OF, SUPERSEDED_BY, VALID_UNTIL, semantic_id
 from openclaw_lab.datasets.types import FactLabels, Question, Statement
-from openclaw_lab.harness.metrics import mcnemar
+from openclaw_lab.evaluation.metrics import mcnemar
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 

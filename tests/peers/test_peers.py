@@ -20,7 +20,7 @@ from openclaw_lab.harness.build import build
 from openclaw_lab.harness.check import GateSettings, check_run, write_baseline
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.experiment import run_experiment
-from openclaw_lab.harness.peers import observations
+from openclaw_lab.peers.system import observations
 from openclaw_lab.harness.report import write_report
 from openclaw_lab.peers import protocol
 from openclaw_lab.peers.endpoint import EmbeddingEndpoint
