@@ -199,7 +199,8 @@ def _consolidation(config: ExperimentConfig) -> ConsolidationPipeline | None:
 
 def _steps(settings: ConsolidationConfig) -> list[ConsolidationStep]:
     """The steps before promotion and decay: the named tables' (a table turns its step on), then ``steps``."""
-    tables = [({"step": name, **table}, f"consolidation.{name}") for name in ("summaries", "merge", "supersession", "expiry")
+    named = ("summaries", "merge", "supersession", "expiry")
+    tables = [({"step": name, **table}, f"consolidation.{name}") for name in named
               if (table := getattr(settings, name)) is not None]  # fmt: skip
     listed = [(entry, f"consolidation.steps[{n}]") for n, entry in enumerate(settings.steps)]
     out = []

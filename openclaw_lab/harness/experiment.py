@@ -43,8 +43,8 @@ from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = [
-    "ExperimentResult", "Evaluation", "Replayed", "run_experiment", "load_benchmark", "replay_benchmark", "replay_plans",
-    "evaluate_systems",
+    "ExperimentResult", "Evaluation", "Replayed", "run_experiment", "load_benchmark", "replay_benchmark",
+    "replay_plans", "evaluate_systems",
 ]  # fmt: skip
 
 
@@ -121,7 +121,8 @@ def replay_plans(
     unit = plans[0].unit
     if isinstance(engine, LocalEngine):  # the same batches as the replay's, which then reads them from the cache
         if embedder.cache is not None:
-            for conversation in tqdm(benchmark.conversations, desc="embed", unit="conversation", disable=not progress, leave=False):
+            bar = tqdm(benchmark.conversations, desc="embed", unit="conversation", disable=not progress, leave=False)
+            for conversation in bar:
                 embedder.encode(unit_texts(conversation, unit), progress=False)
     else:  # every text encoded here, shipped once to all tasks
         texts = (t for c in benchmark.conversations for t in unit_texts(c, unit))

@@ -32,8 +32,9 @@ from typing import Any
 from openclaw_lab.errors import ConfigError, OpenClawError
 
 __all__ = [
-    "Registry", "KINDS", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems", "decay_laws", "supersession_rules", "merge_rules", "consolidation_steps", "datasets", "peers",
-    "rerankers", "remember_policies", "agents",
+    "Registry", "KINDS", "did_you_mean", "construct", "check_params", "embedders", "stores", "retrievers", "systems",
+    "decay_laws", "supersession_rules", "merge_rules", "consolidation_steps", "datasets", "peers", "rerankers",
+    "remember_policies", "agents",
 ]  # fmt: skip
 
 

@@ -66,7 +66,8 @@ def _write_json(path: Path, data: Any, sort_keys: bool = True) -> None:
 def metrics_document(result: Any) -> dict[str, Any]:
     """What ``metrics.json`` holds: every system's metrics, the memory figures, the question counts, QA."""
     qa = {key: value for key, value in result.qa.items() if key != "prompts"}
-    return {"systems": result.metrics, "memory": result.memory, "questions": result.questions, **({"qa": qa} if qa else {})}
+    return {"systems": result.metrics, "memory": result.memory, "questions": result.questions,
+            **({"qa": qa} if qa else {})}
 
 
 def as_written(data: Any) -> Any:

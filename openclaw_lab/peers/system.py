@@ -45,7 +45,9 @@ class PeerSystem:
         self.open = open
         self.turn_seconds = turn_seconds
 
-    def run(self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int) -> SystemRun:
+    def run(
+        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+    ) -> SystemRun:
         run: RunDict = {}
         items: dict[str, MemoryItem] = {}
         ingest, search, turns, queries = 0.0, 0.0, 0, 0

@@ -106,7 +106,8 @@ class ReplayPlan:
         safe = safe_name(cid)
         store = self.new_store(workdir / f"{safe}-semantic" if self.persist else None)
         episodic = EpisodicMemory(workdir / f"{safe}-episodic.sqlite")
-        return MemoryManager(embedder=embedder, episodic=episodic, semantic=SemanticMemory(store), clock=clock, user_id=cid)
+        return MemoryManager(embedder=embedder, episodic=episodic, semantic=SemanticMemory(store), clock=clock,
+                             user_id=cid)  # fmt: skip
 
     def scheduler(self, memory: MemoryManager, clock: SimulatedClock,
                   pipeline: ConsolidationPipeline | None = None) -> ConsolidationScheduler | None:  # fmt: skip
@@ -246,8 +247,9 @@ class ReplaySteps:
 
 def consolidate_now(state: ReplayState, step: int) -> list[Any]:
     """Run the consolidation that is due and log its report (as the episodic tier's log reads it back)."""
-    state.scheduler.tick()  # type: ignore[union-attr]
-    state.consolidations.append(json.loads(json.dumps(state.scheduler.last_result.to_dict())))  # type: ignore[union-attr]
+    scheduler = state.scheduler
+    scheduler.tick()  # type: ignore[union-attr]
+    state.consolidations.append(json.loads(json.dumps(scheduler.last_result.to_dict())))  # type: ignore[union-attr]
     return []
 
 
@@ -259,7 +261,8 @@ def replay_conversation(
     workdir: str | Path | None = None,
 ) -> ConversationReplay:
     """Replay ``conversation`` and return the memory held when its questions are asked."""
-    steps = ReplaySteps(conversation, questions, plan, embedder, Path(workdir or tempfile.mkdtemp(prefix="openclaw-replay-")))
+    workdir = Path(workdir or tempfile.mkdtemp(prefix="openclaw-replay-"))
+    steps = ReplaySteps(conversation, questions, plan, embedder, workdir)
     state = steps.start()
     steps.take(state, consolidate_now)
     replay = steps.finish(state)

@@ -23,7 +23,9 @@ from openclaw_lab.retrieval.protocol import Retriever, RunDict, SystemRun, Train
 __all__ = ["System", "SystemRun", "RetrieverSystem", "handle_superseded"]
 
 class System(Protocol):
-    def run(self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int) -> SystemRun:
+    def run(
+        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+    ) -> SystemRun:
         """The best ``depth`` item ids per question, with the items, costs and models behind them."""
 
 
@@ -87,7 +89,9 @@ class RetrieverSystem:
     def __init__(self, make: Callable[[Clock], Retriever]) -> None:
         self.make = make
 
-    def run(self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int) -> SystemRun:
+    def run(
+        self, replays: Sequence[ConversationReplay], questions: Mapping[str, list[Question]], depth: int
+    ) -> SystemRun:
         run: RunDict = {}
         costs = {"index_seconds": 0.0, "query_seconds": 0.0}
         for replay in replays:

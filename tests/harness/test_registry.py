@@ -47,7 +47,8 @@ def test_an_entry_point_of_another_package_is_a_strategy(tmp_path, monkeypatch):
     monkeypatch.setattr(registry.retrievers, "_plugins", None)  # read the entry points again
     assert "short-bm25" in registry.retrievers.names()
     assert registry.retrievers.get("short-bm25").__name__ == "ShortBM25"
-    with pytest.raises(ConfigError, match=r"^systems\[0\]\.strategy: unknown strategy 'short-bm26'; did you mean 'short-bm25'"):
+    unknown = r"^systems\[0\]\.strategy: unknown strategy 'short-bm26'; did you mean 'short-bm25'"
+    with pytest.raises(ConfigError, match=unknown):
         registry.retrievers.get("short-bm26", field="systems[0].strategy")
 
 
