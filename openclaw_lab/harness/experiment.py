@@ -20,26 +20,26 @@ import pandas as pd
 from tqdm.auto import tqdm
 
 from openclaw_lab.agent.remember import remember_metrics
-from openclaw_lab.datasets.types import Benchmark, Conversation
+from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
-from openclaw_lab.evaluation.answers import answer_in_context_table
-from openclaw_lab.harness.build import Built, build, build_dataset
-from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
-from openclaw_lab.harness.costs import cost_table, measured
 from openclaw_lab.engines import Engine, LocalEngine, for_tasks, values
-from openclaw_lab.harness.environment import environment, git_commit
+from openclaw_lab.evaluation.answers import answer_in_context_table
 from openclaw_lab.evaluation.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, question_table, to_level,
 )  # fmt: skip
-from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.evaluation.quality import compression, provenance, quality_figures
-from openclaw_lab.replay.fork import replay_shared
-from openclaw_lab.replay.conversation import ConversationReplay, ReplayPlan, replay_conversation, unit_texts
+from openclaw_lab.harness.build import Built, build, build_dataset
+from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
+from openclaw_lab.harness.costs import cost_table, measured
+from openclaw_lab.harness.environment import environment, git_commit
+from openclaw_lab.harness.qa import run_qa, summarise
 from openclaw_lab.harness.report import report_text
 from openclaw_lab.harness.results import as_written, metrics_document, new_run_dir, run_folder, write_result
-from openclaw_lab.replay.systems import System, handle_superseded
 from openclaw_lab.llm import LLMError
 from openclaw_lab.model import MemoryItem
+from openclaw_lab.replay.conversation import ConversationReplay, ReplayPlan, unit_texts
+from openclaw_lab.replay.fork import replay_each
+from openclaw_lab.replay.systems import System, handle_superseded
 from openclaw_lab.retrieval.protocol import RunDict
 
 __all__ = [
@@ -130,29 +130,13 @@ def replay_plans(
     questions = questions_by_conversation(benchmark)
     conversations = benchmark.conversations
     persist = len(plans) == 1 and plans[0].persist
-    outcomes = engine.map(_replay, [(c, questions.get(c.id, []), plans) for c in conversations],
+    outcomes = engine.map(replay_each, [(c, questions.get(c.id, []), plans) for c in conversations],
                           names=[c.id for c in conversations],
                           shared={"embedder": embedder, "workdir": workdir if persist else None})  # fmt: skip
     bar = tqdm(outcomes, total=len(conversations), desc=f"replay {name}".strip(), unit="conversation",
                disable=not progress, leave=False)  # fmt: skip
     by_conversation = values(bar, "conversation")
     return [[replays[n] for replays in by_conversation] for n in range(len(plans))]
-
-
-def _replay(conversation: Conversation, questions: list, plans: list[ReplayPlan], embedder: Embedder,
-            workdir: Path | None) -> list[ConversationReplay]:  # fmt: skip
-    if workdir is not None:
-        return _replay_in(conversation, questions, plans, embedder, workdir)
-    with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
-        return _replay_in(conversation, questions, plans, embedder, Path(scratch))
-
-
-def _replay_in(conversation: Conversation, questions: list, plans: list[ReplayPlan], embedder: Embedder,
-               workdir: Path) -> list[ConversationReplay]:  # fmt: skip
-    """One plan replays alone; several (a decay sweep's points) share the replay's prefix (``fork``)."""
-    if len(plans) == 1:
-        return [replay_conversation(conversation, questions, plans[0], embedder, workdir)]
-    return replay_shared(conversation, questions, plans, embedder, workdir)
 
 
 def questions_by_conversation(benchmark: Benchmark) -> dict[str, list]:

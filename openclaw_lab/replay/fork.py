@@ -29,11 +29,25 @@ from openclaw_lab.datasets.types import Conversation, Question
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.manager import MemoryManager
 from openclaw_lab.model import MemoryItem, MemoryTier
-from openclaw_lab.replay.conversation import ConversationReplay, ReplayPlan, ReplayState, ReplaySteps, safe_name
+from openclaw_lab.replay.conversation import (
+    ConversationReplay, ReplayPlan, ReplayState, ReplaySteps, replay_conversation, safe_name,
+)  # fmt: skip
 from openclaw_lab.tiers.episodic import EpisodicMemory
 from openclaw_lab.tiers.semantic import SemanticMemory
 
-__all__ = ["replay_shared", "check_shareable"]
+__all__ = ["replay_each", "replay_shared", "check_shareable"]
+
+
+def replay_each(conversation: Conversation, questions: list[Question], plans: Sequence[ReplayPlan],
+                embedder: Embedder, workdir: Path | None) -> list[ConversationReplay]:  # fmt: skip
+    """Each plan's replay of ``conversation`` (an engine's task): one plan alone (``replay_conversation``), several
+    sharing their prefix; in ``workdir``, else in a scratch folder of the task's own."""
+    if workdir is None:
+        with tempfile.TemporaryDirectory(prefix="openclaw-replay-") as scratch:
+            return replay_each(conversation, questions, plans, embedder, Path(scratch))
+    if len(plans) == 1:
+        return [replay_conversation(conversation, questions, plans[0], embedder, workdir)]
+    return replay_shared(conversation, questions, plans, embedder, workdir)
 
 
 def replay_shared(
