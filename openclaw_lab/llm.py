@@ -357,9 +357,10 @@ class ChatClient:
         """The first choice's text for ``messages`` (from the cache when this exact call was made before)."""
         return self.reply(messages).text
 
-    def reply(self, messages: Messages) -> Reply:
-        """``complete`` with the finish reason, tokens and seconds."""
-        params = self.endpoint.params()
+    def reply(self, messages: Messages, extra: dict[str, Any] | None = None) -> Reply:
+        """``complete`` with the finish reason, tokens and seconds; ``extra`` parameters (``response_format``)
+        are sent too, and are part of the cache key."""
+        params = {**self.endpoint.params(), **(extra or {})}
         key = CallCache.key(params, messages)
         if self.cache is not None and (cached := self.cache.lookup(key)) is not None:
             with self._lock:
@@ -380,11 +381,12 @@ class ChatClient:
         """``complete`` for each, in order, as many in flight as the gate lets through."""
         return [reply.text for reply in self.replies(batch)]
 
-    def replies(self, batch: Sequence[Messages], on_reply: Callable[[Reply], Any] | None = None) -> list[Reply]:
+    def replies(self, batch: Sequence[Messages], on_reply: Callable[[Reply], Any] | None = None,
+                extra: dict[str, Any] | None = None) -> list[Reply]:  # fmt: skip
         """``reply`` for each, in order; ``on_reply`` is called as each arrives (a progress bar)."""
 
         def one(messages: Messages) -> Reply:
-            reply = self.reply(messages)
+            reply = self.reply(messages, extra)
             if on_reply is not None:
                 on_reply(reply)
             return reply

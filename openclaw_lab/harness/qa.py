@@ -32,11 +32,20 @@ from openclaw_lab.llm import ChatClient, Reply
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
-__all__ = ["PROTOCOLS", "PROMPTS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct", "run_qa",
+__all__ = ["PROTOCOLS", "PROMPTS", "JUDGE_FORMATS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct", "run_qa",
            "summarise"]
 
 PROMPTS = Path(__file__).parent / "prompts"
 PROTOCOLS = ("locomo", "longmemeval")
+# How the LoCoMo judge is asked for its JSON label (mem0's evaluation used OpenAI's JSON mode): ``schema``
+# constrains the reply to {"label": "CORRECT" | "WRONG"} (llama.cpp's servers: a grammar; a small model
+# otherwise writes prose), ``json`` is plain JSON mode, ``text`` sends no response_format.
+JUDGE_FORMATS = {
+    "schema": {"type": "json_object", "schema": {"type": "object", "required": ["label"],
+                                                  "properties": {"label": {"enum": ["CORRECT", "WRONG"]}}}},
+    "json": {"type": "json_object"},
+    "text": None,
+}  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -128,7 +137,13 @@ class QAPlan:
     budgets: tuple[int, ...]
     systems: tuple[str, ...]
     answer_prompt: str = "answer_v1"
+    judge_format: str = "schema"  # a key of JUDGE_FORMATS (LoCoMo's judge; LongMemEval's answers yes or no)
     prompts: dict[str, str] = field(default_factory=dict)
+
+    def judge_extra(self) -> dict[str, Any] | None:
+        """The judge's ``response_format``, where the protocol reads JSON."""
+        form = JUDGE_FORMATS[self.judge_format]
+        return {"response_format": form} if form is not None and self.protocol == "locomo" else None
 
     def __post_init__(self) -> None:
         self.prompts = {"answer": (PROMPTS / f"{self.answer_prompt}.txt").read_text()}
@@ -195,7 +210,8 @@ def _qa_rows(plan: QAPlan, asked: Sequence[Question], system: str, budget: int, 
     for _ in range(len(asked) - len(judged)):
         tick()  # an empty answer's verdict needs no call
     verdicts = dict(zip([q.id for q, _ in judged], plan.judge.replies(
-        [[{"role": "user", "content": plan.judge_prompt(q, a.text)}] for q, a in judged], on_reply=tick)))
+        [[{"role": "user", "content": plan.judge_prompt(q, a.text)}] for q, a in judged], on_reply=tick,
+        extra=plan.judge_extra())))
     rows = []
     for q, answer in zip(asked, answers):
         judge = verdicts.get(q.id)
