@@ -184,17 +184,18 @@ class Pace:
 class InFlight:
     """How many requests go to the server at once, and the gate that holds the rest back.
 
-    ``grow``: start at ``limit`` and try one more whenever ``window`` replies came back at the current level;
-    keep it while the median latency (relative to the predicted one) rose by less than the added request
-    is worth (``level / settled / 1.25``: a one-slot server doubles it and is left at one), else settle.
-    A timeout settles at one.
+    ``grow``: start at ``limit``; after ``window`` replies at the kept level, try one more in flight. Keep it
+    while the median latency (each reply's seconds over the predicted ones) rose by less than the added
+    request is worth (``level / kept / 1.25``: a one-slot server doubles it and is left at one); else go
+    back and stop. The first ``level`` replies of a trial are left out (they met no queue yet). A timeout
+    settles at one.
 
     >>> gate = InFlight(1, grow=True, window=2)
     >>> for ratio in (1.0, 1.0):
     ...     gate.observe(gate.acquire(), ratio); gate.release()
     >>> gate.limit  # two came back at one in flight: try two
     2
-    >>> for ratio in (1.0, 2.0, 2.0, 2.1):  # a one-slot server: the second request waits for the first
+    >>> for ratio in (1.0, 1.5, 2.0, 2.1):  # a one-slot server: each request waits for the other
     ...     gate.observe(gate.acquire(), ratio); gate.release()
     >>> gate.limit, gate.growing
     (1, False)
@@ -204,7 +205,8 @@ class InFlight:
         self.limit, self.settled, self.growing = limit, limit, grow and limit < ceiling
         self.ceiling, self.window = ceiling, window
         self._busy = 0
-        self._ratios: list[float] = []
+        self._kept: list[float] = []  # latency ratios at the kept level
+        self._trial: list[float] = []  # at the level on trial
         self._cond = threading.Condition()
 
     def acquire(self) -> int:
@@ -224,27 +226,36 @@ class InFlight:
         with self._cond:
             if not self.growing or ratio is None or level != self.limit:
                 return
-            self._ratios.append(ratio)
-            if len(self._ratios) < (max(self.window, 2 * self.limit) if self.limit > self.settled else self.window):
+            if self.limit == self.settled:
+                self._kept = (self._kept + [ratio])[-self.window:]
+                if len(self._kept) == self.window:
+                    self._try_next()
                 return
-            if self.limit > self.settled:
-                worth = self.limit / self.settled / 1.25
-                if statistics.median(self._ratios) <= worth:
-                    self.settled = self.limit
-                else:
-                    self.limit, self.growing = self.settled, False
-            if self.growing and self.settled < self.ceiling:
-                self.limit = self.settled + 1
+            self._trial.append(ratio)
+            if len(self._trial) < self.window + self.limit:
+                return
+            worth = self.limit / self.settled / 1.25
+            trial = self._trial[self.limit:]
+            if statistics.median(trial) <= worth * statistics.median(self._kept):
+                self.settled, self._kept = self.limit, trial[-self.window:]
+                self._try_next()
             else:
-                self.growing = False
-            self._ratios = []
+                self.limit, self.growing = self.settled, False
             self._cond.notify_all()
+
+    def _try_next(self) -> None:
+        self._trial = []
+        if self.settled < self.ceiling:
+            self.limit = self.settled + 1
+        else:
+            self.growing = False
+        self._cond.notify_all()
 
     def settle(self, limit: int) -> None:
         """Stop growing and keep at most ``limit`` requests in flight (after a timeout: one)."""
         with self._cond:
             self.limit = self.settled = max(1, min(limit, self.limit))
-            self.growing, self._ratios = False, []
+            self.growing, self._trial = False, []
 
     def probing(self, level: int) -> bool:
         """Whether a request started at ``level`` is a trial of a level not yet kept."""

@@ -109,7 +109,7 @@ def test_a_server_killed_mid_run_keeps_retrieval_and_the_next_run_resumes_from_t
     assert "cannot reach" in reason and server.base_url in reason and "\n" not in reason
     assert broken.metrics["bm25"]["session.recall@10"] > 0  # retrieval is scored and written regardless
     saved = json.loads((broken.path / "metrics.json").read_text())
-    assert saved["qa"] == {"skipped": reason} and "session.recall@10" in saved["bm25"]
+    assert saved["qa"] == {"skipped": reason} and "session.recall@10" in saved["systems"]["bm25"]
 
     with LocalServer("smollm2-135m", cache_dir=tmp_path / "llm") as again:
         resumed = run_experiment(settings(again), results_dir=None, embedder=embedder, benchmark=few, progress=False)
