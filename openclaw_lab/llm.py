@@ -76,10 +76,12 @@ class Endpoint:
             raise ValueError(f"base_url: {self.base_url!r} is not an http(s) URL such as 'http://127.0.0.1:8080/v1'")
         if not isinstance(self.model, str) or not self.model:
             raise ValueError(f"model: {self.model!r} must name the server's model")
-        checks = {"max_tokens": (self.max_tokens, 1, "an integer >= 1"),
-                  "timeout": (self.timeout, 1e-9, "a number of seconds > 0, or left out (derived)"),
-                  "max_retries": (self.max_retries, 0, "an integer >= 0"),
-                  "max_in_flight": (self.max_in_flight, 1, "an integer >= 1, or left out (from the server)")}  # fmt: skip
+        checks = {
+            "max_tokens": (self.max_tokens, 1, "an integer >= 1"),
+            "timeout": (self.timeout, 1e-9, "a number of seconds > 0, or left out (derived)"),
+            "max_retries": (self.max_retries, 0, "an integer >= 0"),
+            "max_in_flight": (self.max_in_flight, 1, "an integer >= 1, or left out (from the server)"),
+        }
         for name, (value, least, wanted) in checks.items():
             optional = name in ("timeout", "max_in_flight")
             if value is None and optional:

