@@ -408,8 +408,12 @@ class ChatClient:
             return []
         gate = self.gate
         workers = min(len(batch), gate.ceiling if gate.growing else gate.limit)
-        with ThreadPoolExecutor(max_workers=workers) as pool:
-            return list(pool.map(one, batch))
+        pool = ThreadPoolExecutor(max_workers=workers)
+        try:
+            futures = [pool.submit(one, messages) for messages in batch]
+            return [future.result() for future in futures]
+        finally:  # after an error (a dead server), the requests not yet started are dropped, not each retried
+            pool.shutdown(wait=True, cancel_futures=True)
 
     def _ask(self, params: dict[str, Any], messages: Messages) -> Reply:
         """One completion from the server: retried after a refused connection, a 429 or a 5xx with back-off,
