@@ -454,7 +454,7 @@ class ChatClient:
                 self.pace.observe(chars, reply.prompt_tokens, reply.completion_tokens, reply.seconds)
             gate.observe(level, reply.seconds / expected if expected else None)
             with self._lock:
-                self.stats.in_flight = gate.limit
+                self.stats.in_flight = gate.settled  # the level kept, not one on trial
             return reply
         raise AssertionError("unreachable")  # pragma: no cover
 
