@@ -203,7 +203,7 @@ class InFlight:
     (1, False)
     """
 
-    def __init__(self, limit: int, grow: bool = False, ceiling: int = AUTO_CEILING, window: int = 4) -> None:
+    def __init__(self, limit: int, grow: bool = False, ceiling: int = AUTO_CEILING, window: int = 6) -> None:
         self.limit, self.settled, self.growing = limit, limit, grow and limit < ceiling
         self.ceiling, self.window = ceiling, window
         self._busy = 0
