@@ -12,15 +12,18 @@ export TOKENIZERS_PARALLELISM := false
 # LoCoMo is read from the data path, never copied into the repo.
 export OPENCLAW_LAB_DATA ?= $(abspath ../shared/datasets)
 export OPENCLAW_LAB_CACHE ?= $(abspath .cache)
+# llama-cpp-python has no binary wheel on the registry: a prebuilt one in ../shared/wheels, where that folder
+# exists, saves building llama.cpp from source (about 12 min on 2 cores; a machine without it builds).
+WHEELS := $(if $(wildcard ../shared/wheels/*.whl),--find-links $(abspath ../shared/wheels))
 
-.PHONY: run test test-slow gate lab docs docs-build bench clean
+.PHONY: run test test-slow gate lab docs docs-build bench llm clean
 
 $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	python3 -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q uv==0.13.9
-	$(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) -r requirements.txt -c constraints.txt
+	$(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) $(WHEELS) -r requirements.txt -c constraints.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $@
 
@@ -47,6 +50,12 @@ test-slow: $(VENV)/.installed
 gate: $(VENV)/.installed
 	OPENCLAW_LAB_CACHE=$(abspath .cache/gate) $(VENV)/bin/openclaw-lab run experiments/ci-gate.toml --results results/ci
 	$(VENV)/bin/openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json
+
+# A local LLM server for the QA stage on 127.0.0.1:8080 (llama.cpp's, SmolLM2-135M-Instruct; MODEL= another
+# packaged model, see `openclaw-lab llm serve --help`); Ctrl-C stops it.
+MODEL ?= smollm2-135m
+llm: $(VENV)/.installed
+	$(VENV)/bin/openclaw-lab llm serve --model $(MODEL) --port 8080
 
 lab: $(VENV)/.installed
 	$(VENV)/bin/jupyter lab notebooks/

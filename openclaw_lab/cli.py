@@ -118,6 +118,24 @@ def _export(args: argparse.Namespace) -> int:
     return 0
 
 
+def _llm_serve(args: argparse.Namespace) -> int:
+    import signal
+
+    from openclaw_lab.llm_server import LocalServer
+
+    server = LocalServer(args.model, port=args.port, n_ctx=args.n_ctx, threads=args.threads)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))  # a SIGTERM to this process stops the server too
+    with server:
+        endpoint = f'{{ base_url = "{server.base_url}", model = "{server.model.alias}" }}'
+        print(f"llm server: {server.model.about}\n  pid {server.pid}, log {server.log}\n"
+              f"  in an experiment: [qa] answer = {endpoint}\nCtrl-C stops it.", flush=True)
+        try:
+            server.process.wait()
+        except KeyboardInterrupt:
+            pass
+    return 0 if server.process.returncode in (0, -signal.SIGTERM) else 1
+
+
 def _init(args: argparse.Namespace) -> int:
     from importlib.resources import files
 
@@ -170,6 +188,7 @@ EXAMPLES = {
     "check": "openclaw-lab check results/ci/ci-gate --baseline results/baselines/locomo-ci.json",
     "export": "openclaw-lab export results/locomo-baselines/<run-id>",
     "download": "openclaw-lab download locomo",
+    "llm": "openclaw-lab llm serve --model smollm2-135m --port 8080",
 }
 
 
@@ -231,6 +250,17 @@ def build_parser() -> argparse.ArgumentParser:
     fetch.add_argument("name", help="a dataset with a card, e.g. locomo")
     fetch.add_argument("--dest", type=Path, default=None, help="folder (default: the first data path entry)")
     fetch.set_defaults(handler=_download)
+    llm = command("llm", "a local LLM server for the QA stage (llama.cpp's, a model from a registry package)")
+    serve = llm.add_subparsers(dest="action", required=True, metavar="ACTION").add_parser(
+        "serve", help="start it on 127.0.0.1 until Ctrl-C", description="Start llama-cpp-python's server on "
+        "127.0.0.1 with a packaged model (checked by sha256); Ctrl-C or SIGTERM stops it.")  # fmt: skip
+    from openclaw_lab.llm_server import MODELS  # the names only: it imports nothing heavy
+
+    serve.add_argument("--model", choices=list(MODELS), default="smollm2-135m")
+    serve.add_argument("--port", type=int, default=8080)
+    serve.add_argument("--n-ctx", type=int, default=4096, help="context tokens (default 4096)")
+    serve.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
+    serve.set_defaults(handler=_llm_serve)
     return parser
 
 

@@ -12,7 +12,7 @@ as ``AgentError`` naming the URL and what came back.
 from __future__ import annotations
 
 from openclaw_lab.agent.protocol import AgentError
-from openclaw_lab.llm import ChatClient, Endpoint, LLMError
+from openclaw_lab.llm import DEFAULT_MAX_TOKENS, ChatClient, Endpoint, LLMError
 
 __all__ = ["OpenAICompatAgent", "DEFAULT_SYSTEM_PROMPT"]
 
@@ -36,7 +36,7 @@ class OpenAICompatAgent:
         max_retries: int = 2,
         system_prompt: str = DEFAULT_SYSTEM_PROMPT,
         temperature: float = 0.0,
-        max_tokens: int | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
     ) -> None:
         if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
             raise ValueError(f"timeout: {timeout!r} must be a positive number of seconds")

@@ -285,7 +285,8 @@ class MetricsConfig:
 @dataclass(frozen=True)
 class QAConfig:
     """End-to-end QA on OpenAI-compatible endpoints (``qa.answer``, ``qa.judge``: base_url, model,
-    api_key_env, temperature, max_tokens, timeout, max_retries, max_in_flight)."""
+    api_key_env, temperature, max_tokens, timeout, max_retries, max_in_flight; left out, the last three are
+    found from the server: see ``openclaw_lab.llm``)."""
 
     enabled: bool = False  # run the QA stage (`openclaw-lab run --qa on|off` overrides it)
     answer: dict[str, Any] = field(default_factory=dict)  # the answering model's endpoint
@@ -294,9 +295,11 @@ class QAConfig:
     budgets: tuple[int, ...] = (1024,)  # context token budgets
     systems: tuple[str, ...] = ()  # the systems whose retrieval feeds the context (default: the first)
     answer_prompt: str = "answer_v1"  # a file in harness/prompts/
+    judge_format: str = "schema"  # the LoCoMo judge's JSON: schema (constrained label), json (JSON mode) or text
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
+        _one_of(self.judge_format, ("schema", "json", "text"), "qa.judge_format")
         _require(not self.enabled or bool(self.answer), "qa.answer",
                  "an enabled QA stage needs an endpoint: base_url and model")  # fmt: skip
         _require(bool(self.budgets) and min(self.budgets) >= 1, "qa.budgets", f"{self.budgets!r} must be >= 1 token")

@@ -365,7 +365,7 @@ def _qa(
     plan = built.qa
     if plan is None:
         return {}, None
-    bar = lambda systems: tqdm(systems, desc="qa", disable=not progress, leave=False)  # noqa: E731
+    bar = lambda total: tqdm(total=total, desc="qa", unit="call", disable=not progress, leave=False)  # noqa: E731
     try:
         table = run_qa(plan, benchmark.questions, item_runs, items, built.embedder.count_tokens, bar)
     except LLMError as error:

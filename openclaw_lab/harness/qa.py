@@ -28,14 +28,24 @@ import pandas as pd
 from openclaw_lab.agent.context import ContextAssembler, normalize_answer, render_spelled_date
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.evaluation.metrics import mcnemar
-from openclaw_lab.llm import ChatClient
+from openclaw_lab.llm import ChatClient, Reply
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
 
-__all__ = ["PROTOCOLS", "PROMPTS", "QAPlan", "token_f1", "bleu1", "judged_correct", "run_qa", "summarise"]
+__all__ = ["PROTOCOLS", "PROMPTS", "JUDGE_FORMATS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct",
+           "run_qa", "summarise"]
 
 PROMPTS = Path(__file__).parent / "prompts"
 PROTOCOLS = ("locomo", "longmemeval")
+# How the LoCoMo judge is asked for its JSON label (mem0's evaluation used OpenAI's JSON mode): ``schema``
+# constrains the reply to {"label": "CORRECT" | "WRONG"} (llama.cpp's servers: a grammar; a small model
+# otherwise writes prose), ``json`` is plain JSON mode, ``text`` sends no response_format.
+JUDGE_FORMATS = {
+    "schema": {"type": "json_object", "schema": {"type": "object", "required": ["label"],
+                                                  "properties": {"label": {"enum": ["CORRECT", "WRONG"]}}}},
+    "json": {"type": "json_object"},
+    "text": None,
+}  # fmt: skip
 
 
 @lru_cache(maxsize=1)
@@ -70,16 +80,51 @@ def bleu1(prediction: str, gold: str) -> float:
     return penalty * clipped / len(predicted)
 
 
-def judged_correct(protocol: str, reply: str) -> bool:
-    """The judge's verdict: LoCoMo's ``{"label": "CORRECT"}`` (or the bare word), LongMemEval's 'yes'."""
+VERDICTS = ("CORRECT", "WRONG", "unread", "empty")
+
+
+def read_verdict(protocol: str, reply: str) -> str:
+    """The judge's verdict: ``CORRECT``, ``WRONG``, or ``unread`` when the reply says neither clearly.
+
+    LoCoMo: the JSON ``{"label": ...}`` the prompt asks for, else the one verdict word the reply names
+    (``incorrect`` is WRONG; both words and no JSON is unread). LongMemEval: its own reading, "yes" anywhere
+    is CORRECT; a "no" is WRONG; neither is unread (and, as there, not correct).
+
+    >>> read_verdict("locomo", 'Same city. {"label": "CORRECT"}'), read_verdict("locomo", "**Label:** incorrect")
+    ('CORRECT', 'WRONG')
+    >>> read_verdict("locomo", "It is correct, not wrong."), read_verdict("longmemeval", "No.")
+    ('unread', 'WRONG')
+    """
     if protocol == "longmemeval":
-        return "yes" in reply.lower()
-    if match := re.search(r"\{[^{}]*\}", reply):
+        return "CORRECT" if "yes" in reply.lower() else "WRONG" if re.search(r"\bno\b", reply, re.I) else "unread"
+    for found in reversed(re.findall(r"\{[^{}]*\}", reply)):
         try:
-            return str(json.loads(match.group())["label"]).strip().upper() == "CORRECT"
+            label = str(json.loads(found)["label"]).strip().upper()
         except (ValueError, KeyError, TypeError):
-            pass
-    return "CORRECT" in reply.upper() and "WRONG" not in reply.upper()
+            continue
+        if label in ("CORRECT", "WRONG"):
+            return label
+    words = {"WRONG" if w.upper() in ("WRONG", "INCORRECT") else "CORRECT"
+             for w in re.findall(r"\b(correct|incorrect|wrong)\b", reply, re.I)}  # fmt: skip
+    return words.pop() if len(words) == 1 else "unread"
+
+
+def judged_correct(protocol: str, reply: str) -> bool:
+    """Whether the judge's reply says CORRECT (``read_verdict``); an unread reply is not correct."""
+    return read_verdict(protocol, reply) == "CORRECT"
+
+
+class _NoBar:
+    """The progress bar when none is shown."""
+
+    def update(self, n: int = 1) -> None:
+        pass
+
+    def set_postfix_str(self, text: str) -> None:
+        pass
+
+    def close(self) -> None:
+        pass
 
 
 @dataclass
@@ -92,7 +137,13 @@ class QAPlan:
     budgets: tuple[int, ...]
     systems: tuple[str, ...]
     answer_prompt: str = "answer_v1"
+    judge_format: str = "schema"  # a key of JUDGE_FORMATS (LoCoMo's judge; LongMemEval's answers yes or no)
     prompts: dict[str, str] = field(default_factory=dict)
+
+    def judge_extra(self) -> dict[str, Any] | None:
+        """The judge's ``response_format``, where the protocol reads JSON."""
+        form = JUDGE_FORMATS[self.judge_format]
+        return {"response_format": form} if form is not None and self.protocol == "locomo" else None
 
     def __post_init__(self) -> None:
         self.prompts = {"answer": (PROMPTS / f"{self.answer_prompt}.txt").read_text()}
@@ -121,27 +172,59 @@ def run_qa(
     item_runs: Mapping[str, RunDict],
     items: Mapping[str, MemoryItem],
     count_tokens: Callable[[str], int],
-    progress: Callable[[Any], Any] = lambda it: it,
+    progress: Callable[[int], Any] = lambda total: _NoBar(),
 ) -> pd.DataFrame:
-    """One row per (system, budget, question): the answer, the judge's reply and verdict, F1 and BLEU-1."""
+    """One row per (system, budget, question): the answer (why it stopped, its tokens and seconds), the judge's
+    reply and verdict, F1 and BLEU-1. ``progress(total)`` makes one bar for all the stage's calls (tqdm's
+    rate and remaining time). An empty answer is WRONG without asking the judge (verdict ``empty``)."""
     count_tokens = lru_cache(maxsize=None)(count_tokens)
     asked = plan.asked(questions)
+    bar = progress(2 * len(plan.systems) * len(plan.budgets) * len(asked))
+
+    def tick(reply: Reply | None = None) -> None:
+        bar.update(1)
+        bar.set_postfix_str(f"in flight {plan.answerer.stats.in_flight}, timeouts "
+                            f"{plan.answerer.stats.timeouts + plan.judge.stats.timeouts}")  # fmt: skip
+
     rows = []
-    for system in progress(plan.systems):
-        for budget in plan.budgets:
-            assembler = ContextAssembler(count_tokens, budget, render=render_spelled_date)
-            contexts = [assembler.assemble({"long_term": [items[i] for i in item_runs[system].get(q.id, {})]}).text
-                        for q in asked]  # fmt: skip
-            answers = plan.answerer.complete_many([[{"role": "user", "content": plan.prompts["answer"].format(
-                context=context, question=q.text, question_date=f"{q.asked_at.day} {q.asked_at:%B %Y}")}]
-                for q, context in zip(asked, contexts)])  # fmt: skip
-            verdicts = plan.judge.complete_many([[{"role": "user", "content": plan.judge_prompt(q, answer)}]
-                                                 for q, answer in zip(asked, answers)])  # fmt: skip
-            for q, answer, verdict in zip(asked, answers, verdicts):
-                rows.append({"system": system, "budget": budget, "question": q.id, "category": q.category,
-                             "answer": answer, "judge": verdict, "correct": judged_correct(plan.protocol, verdict),
-                             "f1": token_f1(answer, q.answer), "bleu1": bleu1(answer, q.answer)})  # fmt: skip
+    try:
+        for system in plan.systems:
+            for budget in plan.budgets:
+                rows += _qa_rows(plan, asked, system, budget, item_runs, items, count_tokens, tick)
+    finally:
+        bar.close()
     return pd.DataFrame(rows)
+
+
+def _qa_rows(plan: QAPlan, asked: Sequence[Question], system: str, budget: int, item_runs: Mapping[str, RunDict],
+             items: Mapping[str, MemoryItem], count_tokens: Callable[[str], int],
+             tick: Callable[..., None]) -> list[dict[str, Any]]:  # fmt: skip
+    """The rows of one system at one budget: all answers first, then the judge's verdicts on them."""
+    assembler = ContextAssembler(count_tokens, budget, render=render_spelled_date)
+    contexts = [assembler.assemble({"long_term": [items[i] for i in item_runs[system].get(q.id, {})]}).text
+                for q in asked]  # fmt: skip
+    answers = plan.answerer.replies([[{"role": "user", "content": plan.prompts["answer"].format(
+        context=context, question=q.text, question_date=f"{q.asked_at.day} {q.asked_at:%B %Y}")}]
+        for q, context in zip(asked, contexts)], on_reply=tick)  # fmt: skip
+    judged = [(q, a) for q, a in zip(asked, answers) if a.text.strip()]
+    for _ in range(len(asked) - len(judged)):
+        tick()  # an empty answer's verdict needs no call
+    verdicts = dict(zip([q.id for q, _ in judged], plan.judge.replies(
+        [[{"role": "user", "content": plan.judge_prompt(q, a.text)}] for q, a in judged], on_reply=tick,
+        extra=plan.judge_extra())))
+    rows = []
+    for q, answer in zip(asked, answers):
+        judge = verdicts.get(q.id)
+        verdict = read_verdict(plan.protocol, judge.text) if judge is not None else "empty"
+        rows.append({"system": system, "budget": budget, "question": q.id, "category": q.category,
+                     "answer": answer.text, "answer_finish": answer.finish_reason,
+                     "answer_prompt_tokens": answer.prompt_tokens, "answer_tokens": answer.completion_tokens,
+                     "answer_seconds": answer.seconds, "judge": judge.text if judge is not None else "",
+                     "judge_finish": judge.finish_reason if judge is not None else "",
+                     "judge_seconds": judge.seconds if judge is not None else 0.0,
+                     "verdict": verdict, "correct": verdict == "CORRECT",
+                     "f1": token_f1(answer.text, q.answer), "bleu1": bleu1(answer.text, q.answer)})  # fmt: skip
+    return rows
 
 
 def summarise(table: pd.DataFrame) -> pd.DataFrame:

@@ -21,7 +21,7 @@ from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.export import export_trec
 from openclaw_lab.evaluation.metrics import mcnemar
-from openclaw_lab.harness.qa import bleu1, judged_correct, token_f1
+from openclaw_lab.harness.qa import bleu1, judged_correct, read_verdict, token_f1
 
 
 class StubHandler(BaseHTTPRequestHandler):
@@ -40,9 +40,11 @@ class StubHandler(BaseHTTPRequestHandler):
             return self._send(429, b'{"error": "slow down"}', {"Retry-After": "0"})
         if self.path.startswith("/slow"):
             time.sleep(1.0)
+        content = self.server.reply(prompt)
+        content, finish = content if isinstance(content, tuple) else (content, "stop")  # (text, finish_reason)
         self._send(200, json.dumps({"id": "x", "object": "chat.completion", "model": body["model"], "created": 0,
-                                    "choices": [{"index": 0, "finish_reason": "stop",
-                                                 "message": {"role": "assistant", "content": self.server.reply(prompt)}}],
+                                    "choices": [{"index": 0, "finish_reason": finish,
+                                                 "message": {"role": "assistant", "content": content}}],
                                     "usage": {"prompt_tokens": len(prompt.split()), "completion_tokens": 5,
                                               "total_tokens": len(prompt.split()) + 5}}).encode())  # fmt: skip
 
@@ -164,6 +166,46 @@ def test_an_endpoint_that_does_not_answer_skips_qa_in_one_line_and_keeps_retriev
     assert ("cannot reach" if broken == "closed" else "did not return JSON") in reason
     assert result.metrics["bm25"]["session.recall@10"] > 0
     assert json.loads((result.path / "metrics.json").read_text())["qa"] == {"skipped": reason}
+
+
+def test_bad_replies_an_empty_answer_a_verdict_in_prose_and_an_answer_cut_at_max_tokens(
+    stub, benchmark, embedder, tmp_path, monkeypatch
+):
+    """A stub, since a real model cannot be made to give each of these on demand: the answers cycle through
+    empty, cut at max_tokens (finish_reason length) and plain; the judge answers in prose, not in JSON."""
+    monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path / "cache"))
+    kinds = ["empty", "cut", "plain"]
+
+    def replies(prompt: str):
+        if "Gold answer:" in prompt:
+            return "**Label:** incorrect, the answer names another city" if "answer: Lyon" in prompt else "Correct."
+        kind = kinds[sum(map(ord, prompt)) % 3]
+        return {"empty": "  ", "cut": ("Lyon, which is where she moved after", "length"), "plain": "Paris"}[kind]
+
+    stub.reply = replies
+    result = run_experiment(config(stub.url(), budgets=[64], systems=["bm25"]), results_dir=None, embedder=embedder,
+                            benchmark=benchmark, progress=False)  # fmt: skip
+    table = result.qa_table
+    empty, cut = table["answer"].str.strip() == "", table["answer_finish"] == "length"
+    assert empty.any() and cut.any() and (~empty & ~cut).any()
+    assert set(table[empty]["verdict"]) == {"empty"} and not table[empty]["correct"].any()
+    assert set(table[cut]["verdict"]) == {"WRONG"}  # "incorrect" is WRONG, not a CORRECT inside a word
+    assert set(table[~empty & ~cut]["verdict"]) == {"CORRECT"} and table[~empty & ~cut]["correct"].all()
+    calls = result.qa["calls"]
+    assert calls["judge"]["calls"] == (~empty).sum()  # an empty answer is not sent to the judge
+    assert calls["answer"]["truncated"] == cut.sum() and calls["answer"]["calls"] == len(table)
+    assert len(stub.requests) == len(table) + (~empty).sum()
+
+
+def test_verdicts_in_other_formats():
+    assert read_verdict("locomo", '{"label": "WRONG"}') == "WRONG"
+    assert read_verdict("locomo", 'Reasoning {"x": 1} then {"label": "correct"}') == "CORRECT"
+    assert read_verdict("locomo", "The generated answer is INCORRECT.") == "WRONG"
+    assert read_verdict("locomo", "CORRECT") == "CORRECT"
+    assert read_verdict("locomo", "It says correct, then wrong.") == "unread"  # both words, no JSON
+    assert read_verdict("locomo", "The answer to the question is 7 May") == "unread"
+    assert read_verdict("locomo", "") == "unread"
+    assert read_verdict("longmemeval", "yes") == "CORRECT" and read_verdict("longmemeval", "maybe") == "unread"
 
 
 def test_qa_off_and_a_missing_key_variable(stub, monkeypatch):
