@@ -23,7 +23,7 @@ from openclaw_lab.agent.remember import remember_metrics
 from openclaw_lab.datasets.types import Benchmark, Conversation
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.harness.answers import answer_in_context_table
-from openclaw_lab.harness.build import Built, build, build_dataset
+from openclaw_lab.harness.build import Built, build, build_dataset, resolve_embedding
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.costs import cost_table, measured
 from openclaw_lab.harness.engine import Engine, LocalEngine, for_tasks, values
@@ -294,6 +294,9 @@ def run_experiment(
     """
     built = build(config, embedder=embedder)  # every name checked before any data loads
     benchmark = benchmark or built.load_dataset()
+    say = tqdm.write if progress else None
+    if embedder is None and (resolved := resolve_embedding(config, benchmark, say)) != config:
+        config, built = resolved, build(resolved)  # the model that fits the history, recorded in the config
     final = Path(run_dir) if run_dir is not None else (new_run_dir(results_dir, config) if results_dir is not None else None)
     writing = run_folder(final) if final is not None else tempfile.TemporaryDirectory(prefix="openclaw-run-")
     with writing as folder:
