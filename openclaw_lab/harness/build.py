@@ -145,7 +145,7 @@ def resolve_embedding(config: ExperimentConfig, benchmark: Benchmark, say: Calla
     if settings.name is not None or settings.model is not None:
         return config
     texts = [t.text for c in benchmark.conversations for s in c.sessions for t in s.turns]
-    mix = LanguageMix.of([*texts, *(q.text for q in benchmark.questions)])
+    mix = LanguageMix.of(dict.fromkeys([*texts, *(q.text for q in benchmark.questions)]))  # each distinct text once
     name = MULTILINGUAL_EMBEDDER if mix.needs_multilingual else ENGLISH_EMBEDDER
     if name == MULTILINGUAL_EMBEDDER:
         for key in _ENGLISH_ONLY_SETTINGS:
