@@ -1,5 +1,6 @@
 """Which share of a history is not English, and the embedding model a config that names none gets for it."""
 
+import importlib
 from datetime import datetime, timezone
 
 import pytest
@@ -92,7 +93,7 @@ def test_every_point_of_a_sweep_gets_the_model_chosen_for_the_history():
 
 
 def test_the_history_is_read_once_per_distinct_text_and_a_large_one_evenly_sampled(monkeypatch):
-    from openclaw_lab.harness import build
+    build = importlib.import_module("openclaw_lab.harness.build")  # the module: the package re-exports build()
 
     bench = chinese_benchmark()
     whole = build.history_language(bench)
