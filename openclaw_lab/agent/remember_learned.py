@@ -19,6 +19,7 @@ from typing import Any
 import numpy as np
 
 from openclaw_lab.agent.remember import RememberDecision, RuleBasedScorer, importance_from_score
+from openclaw_lab.text import split_words
 
 __all__ = ["LearnedRememberPolicy"]
 
@@ -28,8 +29,8 @@ CUES = tuple(_RULES.features(""))  # explicit, entity, number, date, first_perso
 
 
 def cue_features(texts: Sequence[str]) -> np.ndarray:
-    """log(1 + count) of each rule cue, and log(1 + words): one row per text."""
-    rows = [[*_RULES.features(text).values(), len(text.split())] for text in texts]
+    """log(1 + count) of each rule cue, and log(1 + words): one row per text (a Chinese character is a word)."""
+    rows = [[*_RULES.features(text).values(), len(split_words(text))] for text in texts]
     return np.log1p(np.asarray(rows, dtype=np.float64).reshape(len(texts), len(CUES) + 1))
 
 

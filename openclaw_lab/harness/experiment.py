@@ -28,7 +28,7 @@ from openclaw_lab.evaluation.metrics import (
     by_category, evaluate_run, memory_counts, memory_ratios, qrels_for, question_counts, question_table, to_level,
 )  # fmt: skip
 from openclaw_lab.evaluation.quality import compression, provenance, quality_figures
-from openclaw_lab.harness.build import Built, build, build_dataset
+from openclaw_lab.harness.build import Built, build, build_dataset, resolve_embedding
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.costs import cost_table, measured
 from openclaw_lab.harness.environment import environment, git_commit
@@ -306,6 +306,9 @@ def run_experiment(
     """
     built = build(config, embedder=embedder)  # every name checked before any data loads
     benchmark = benchmark or built.load_dataset()
+    say = tqdm.write if progress else None
+    if embedder is None and (resolved := resolve_embedding(config, benchmark, say)) != config:
+        config, built = resolved, build(resolved)  # the model that fits the history, recorded in the config
     final = Path(run_dir) if run_dir is not None else (new_run_dir(results_dir, config) if results_dir is not None else None)
     writing = run_folder(final) if final is not None else tempfile.TemporaryDirectory(prefix="openclaw-run-")
     with writing as folder:

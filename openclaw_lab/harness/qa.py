@@ -31,6 +31,7 @@ from openclaw_lab.evaluation.metrics import mcnemar
 from openclaw_lab.llm import ChatClient, Reply
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
+from openclaw_lab.text import split_words
 
 __all__ = ["PROTOCOLS", "PROMPTS", "JUDGE_FORMATS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct",
            "run_qa", "summarise"]
@@ -56,8 +57,9 @@ def _stemmer() -> Any:
 
 
 def _tokens(text: str) -> list[str]:
-    """LoCoMo's evaluation tokens: SQuAD-normalised words, Porter-stemmed (Snowball's English here)."""
-    return _stemmer().stemWords(normalize_answer(text).split())
+    """LoCoMo's evaluation tokens: SQuAD-normalised words, Porter-stemmed (Snowball's English here); a Chinese
+    character is a word of its own (``text.split_words``), so a Chinese answer is scored character by character."""
+    return _stemmer().stemWords(split_words(normalize_answer(text)))
 
 
 def token_f1(prediction: str, gold: str) -> float:

@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.errors import ConfigError
-from openclaw_lab.harness.build import build, build_embedder, build_engine
+from openclaw_lab.harness.build import build, build_embedder, build_engine, resolve_embedding
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.costs import measured
 from openclaw_lab.engines import Engine, LocalEngine, Outcome, TaskError, for_tasks
@@ -96,10 +96,15 @@ def run_sweep(
     resumes where it stopped. A point that fails does not stop the others: the finished ones are
     written and the failures raised together at the end (``TaskError``, each named by its settings).
     """
+    given = embedder
     embedder = embedder or build_embedder(config)
     grid_points = points(config, embedder)  # every point checked before the dataset loads
     engine = engine or build_engine(config.engine)
     benchmark = benchmark or build(config, embedder=embedder).load_dataset()
+    say = tqdm.write if progress else None
+    if given is None and (resolved := resolve_embedding(config, benchmark, say)) != config:
+        config, embedder = resolved, build_embedder(resolved)  # the model that fits the history, for every point
+        grid_points = points(config, embedder)
     sweep_dir = new_run_dir(results_dir, config, suffix="-sweep") if results_dir is not None else None
     if sweep_dir is not None:
         sweep_dir.mkdir(parents=True)  # each point appears in it when complete

@@ -5,8 +5,9 @@ they said what they like or own: "resources to learn video editing" against "I'v
 colour tools". Lexical matching cannot bridge that, and what is fitted on factual questions weighs it as if it
 could: on the held-out LongMemEval-format set's preference questions (issue 38), recall_any@5 was dense 0.895,
 CombSUM 0.789, the shipped reranker 0.737 and BM25 0.579. ``is_request`` recognises English requests by their
-form (an ask addressed to "you", "any tips/ideas/…", "what should I"), never by topic; no LoCoMo or synthetic
-question matches it, so routing leaves their figures as they are.
+form (an ask addressed to "you", "any tips/ideas/…", "what should I"), never by topic, and Chinese ones by the same
+forms ("有什么推荐…", "能不能给我一些建议…", "你建议我…"); no LoCoMo or synthetic question matches it, so routing leaves
+their figures as they are.
 
 >>> is_request("I'm planning a trip to Denver. Any suggestions on what to do there?")
 True
@@ -37,9 +38,30 @@ REQUEST = re.compile(
 )
 
 
+# The same forms in Chinese: "有什么推荐…", "能不能给我一些建议…", "你建议我…", "推荐一些…", "我应该怎么…". A question about
+# advice already given names it as past ("你之前推荐…", "你推荐过…", "你当时建议的是…", "他给我推荐了…") and is left out.
+ADVICE_ZH = r"(?:推荐|建议|意见|主意|办法|点子)"
+REQUEST_ZH = re.compile(
+    rf"""
+      (?<!没)有(?:什么|没有(?:什么)?|啥|哪些)(?:好的|好|别的|其他)?{ADVICE_ZH}
+    | (?:能不能|能否|可不可以|可以|能|请|麻烦你?)(?:再)?(?:给|帮)我(?:一些|一点|点|几个|几条)?{ADVICE_ZH}(?![过了])
+    | (?:给|帮)我(?:推荐|建议|出出?主意|想想?办法|挑一?挑|选一?选)(?![过了])
+    | (?:^|[，。！？,.!?\s])(?:请|麻烦你?)?(?:推荐|建议)(?:一些|一下|几个|几款|几本|几家|几种|点)
+    | 你(?:建议|推荐|觉得)我(?:应该|该)?(?![过了])
+    | 我(?:应该|该)(?:怎么|如何|选|买|去|学|用|吃|穿|看|做)
+    | 求(?:推荐|建议)
+    """,
+    re.VERBOSE,
+)
+
+
 def is_request(query: str) -> bool:
-    """Whether ``query`` asks for advice or a recommendation (English, by its form)."""
-    return REQUEST.search(query) is not None
+    """Whether ``query`` asks for advice or a recommendation (English or Chinese, by its form).
+
+    >>> is_request("有什么推荐的跑鞋吗？"), is_request("你之前推荐我看哪本书？")
+    (True, False)
+    """
+    return REQUEST.search(query) is not None or REQUEST_ZH.search(query) is not None
 
 
 class QueryRouter(SearchEach):

