@@ -56,9 +56,15 @@ class SlotRecency:
         if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not 0 <= self.margin <= 2:
             raise ValueError(f"margin: {self.margin!r} must be a cosine distance in [0, 2]")
 
-    def group(self, ranked: Sequence[str], slot: Mapping[str, float]) -> list[str]:
-        """The ids among the first ``window`` of ``ranked`` whose slot score is within ``margin`` of the best."""
+    def group(self, ranked: Sequence[str], slot: Mapping[str, float], hits: Mapping[str, float]) -> list[str]:
+        """The ids among the first ``window`` of ``ranked`` whose slot score is within ``margin`` of the best.
+
+        A hit tied in score with the first hit below the window is left out: which of tied hits a ranking
+        keeps is its tie-break's choice, and reordering must not change the set of the top ``window``.
+        """
         head = list(ranked[: self.window])
+        if len(ranked) > self.window:
+            head = [i for i in head if hits[i] > hits[ranked[self.window]]]
         if not head:
             return []
         bar = max(slot[i] for i in head) - self.margin
@@ -73,7 +79,7 @@ class SlotRecency:
         hit was made. Ties in time keep the base order.
         """
         ranked = sorted(hits, key=lambda i: (-hits[i], i))
-        members = self.group(ranked, slot)
+        members = self.group(ranked, slot, hits)
         out = dict(hits)
         if len(members) < 2:
             return out

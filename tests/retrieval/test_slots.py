@@ -70,3 +70,10 @@ def test_bad_settings_name_their_field(field, value):
 def test_an_embedder_is_required():
     with pytest.raises(ValueError, match="^embedder:"):
         SlotResolved(make_retriever("bm25"), None)
+
+
+def test_hits_tied_with_the_first_one_below_the_window_stay_put():
+    rule = SlotRecency(window=2, margin=1.0)
+    hits = {"a": 3.0, "b": 2.0, "c": 2.0}  # b is in the window only by its id: c, tied, is not
+    times = {"a": T0, "b": T0 + timedelta(days=1), "c": T0 + timedelta(days=2)}
+    assert rule.reorder(hits, dict.fromkeys(hits, 0.5), times) == hits
