@@ -1,25 +1,25 @@
-"""Slot recency: at question time, among the top hits about the question's slot, the newest comes first.
+"""Slot recency: at question time, a newer hit about the question's slot passes an older one.
 
 A fact that changes ("the API answers in 300 ms", later "it is down to 250 ms") keeps its subject and
 attribute (its slot) and changes its value; the question names the slot ("What is the API's response
 time?"). Consolidation has to guess which memories share a slot; at question time the slot is known: it is
-what the question asks. So the top ``window`` hits of any retriever are read again: the hits whose cosine to
-the question is within ``margin`` of the best hit's form the slot group, and the group's members are put in
-the group's own positions newest first (by ``created_at``). The other hits keep their ranks, and no hit
-enters or leaves the top ``window``: recall at ``window`` is the base retriever's, only the order inside it
-changes, so a stale statement can no longer rank above its update when both were found.
-
-Nothing is fitted and no value is parsed; ``margin`` is a cosine distance, not a count of questions.
+what the question asks. So the top ``window`` hits of any retriever are read again, best first: each goes
+right above the highest hit placed so far that it passes, if any: it passes a hit when it is newer
+(``created_at``) and its cosine to the question is at least that hit's less ``margin``. A statement and its
+update are about equally close to the question and the update is newer: it passes; a newer memory on another
+subject is further from the question than the answer: it stays below. No hit
+enters or leaves the top ``window``: recall at ``window`` is the base retriever's, only the order inside
+it changes. Nothing is fitted and no value is parsed; ``margin`` is a cosine distance.
 
 >>> from datetime import datetime
 >>> rule = SlotRecency(window=3, margin=0.1)
->>> hits = {"old": 0.9, "chat": 0.8, "new": 0.7, "deep": 0.1}
->>> slot = {"old": 0.62, "chat": 0.30, "new": 0.58, "deep": 0.9}  # the question's cosine to each hit
->>> times = {"old": datetime(2024, 3, 1), "chat": datetime(2024, 4, 1), "new": datetime(2024, 3, 9),
+>>> hits = {"old": 0.9, "new": 0.8, "chat": 0.7, "deep": 0.1}
+>>> slot = {"old": 0.62, "new": 0.58, "chat": 0.30, "deep": 0.9}  # the question's cosine to each hit
+>>> times = {"old": datetime(2024, 3, 1), "new": datetime(2024, 3, 9), "chat": datetime(2024, 4, 1),
 ...          "deep": datetime(2024, 5, 1)}
->>> reordered = rule.reorder(hits, slot, times)
->>> sorted(reordered, key=reordered.get, reverse=True)  # "deep" lies below the window: left alone
-['new', 'chat', 'old', 'deep']
+>>> reordered = rule.reorder(hits, slot, times)  # "chat" is newer but off the slot; "deep" is below the window
+>>> sorted(reordered, key=reordered.get, reverse=True)
+['new', 'old', 'chat', 'deep']
 """
 
 from __future__ import annotations
@@ -41,14 +41,14 @@ BASES = ("bm25", "dense", "hybrid")  # the retrievers ``slot_recency`` can wrap
 
 @dataclass(frozen=True)
 class SlotRecency:
-    """Order the slot group of the top ``window`` hits newest first (see the module doc).
+    """Let newer hits about the question's slot pass older ones in the top ``window`` (see the module doc).
 
     ``window``: how many of the best hits are read again (the set of them never changes); ``margin``: how far
-    below the best hit's cosine to the question a hit may lie and still be about the question's slot.
+    below an older hit's cosine to the question a newer hit may lie and still pass it.
     """
 
     window: int = 10
-    margin: float = 0.2
+    margin: float = 0.1
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 2:
@@ -56,36 +56,33 @@ class SlotRecency:
         if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not 0 <= self.margin <= 2:
             raise ValueError(f"margin: {self.margin!r} must be a cosine distance in [0, 2]")
 
-    def group(self, ranked: Sequence[str], slot: Mapping[str, float], hits: Mapping[str, float]) -> list[str]:
-        """The ids among the first ``window`` of ``ranked`` whose slot score is within ``margin`` of the best.
-
-        A hit tied in score with the first hit below the window is left out: which of tied hits a ranking
-        keeps is its tie-break's choice, and reordering must not change the set of the top ``window``.
-        """
+    def window_ids(self, ranked: Sequence[str], hits: Mapping[str, float]) -> list[str]:
+        """The first ``window`` of ``ranked``, less any tied in score with the first hit below the window: which
+        of tied hits a ranking keeps is its tie-break's choice, and reordering must not change the top's set."""
         head = list(ranked[: self.window])
         if len(ranked) > self.window:
             head = [i for i in head if hits[i] > hits[ranked[self.window]]]
-        if not head:
-            return []
-        bar = max(slot[i] for i in head) - self.margin
-        return [i for i in head if slot[i] >= bar]
+        return head
+
+    def passes(self, newer: str, older: str, slot: Mapping[str, float], times: Mapping[str, datetime]) -> bool:
+        """Whether ``newer`` goes above ``older``: made later, and about as close to the question."""
+        return times[newer] > times[older] and slot[newer] >= slot[older] - self.margin
 
     def reorder(
         self, hits: Mapping[str, float], slot: Mapping[str, float], times: Mapping[str, datetime]
     ) -> dict[str, float]:
-        """``hits`` (id -> score, higher is better) with the slot group's scores handed out newest first.
+        """``hits`` (id -> score, higher is better) with the window's scores handed out in the new order.
 
         ``slot``: each hit's cosine to the question (at least for the top ``window``); ``times``: when each
-        hit was made. Ties in time keep the base order.
+        hit was made.
         """
         ranked = sorted(hits, key=lambda i: (-hits[i], i))
-        members = self.group(ranked, slot, hits)
+        order: list[str] = []
+        for hit in self.window_ids(ranked, hits):  # each goes right above the highest hit it passes, if any
+            passes = (n for n, other in enumerate(order) if self.passes(hit, other, slot, times))
+            order.insert(next(passes, len(order)), hit)
         out = dict(hits)
-        if len(members) < 2:
-            return out
-        newest_first = sorted(members, key=times.__getitem__, reverse=True)  # stable: ties keep the base order
-        for member, score in zip(newest_first, sorted((hits[i] for i in members), reverse=True)):
-            out[member] = score
+        out.update(zip(order, sorted((hits[i] for i in order), reverse=True)))
         return out
 
 
@@ -144,13 +141,13 @@ def _unit(vectors: Any) -> np.ndarray:
 
 def slot_recency(
     embedder: Any = None, *, base: str = "hybrid", base_params: Mapping[str, Any] | None = None,
-    window: int = 10, margin: float = 0.2,
+    window: int = 10, margin: float = 0.1,
 ) -> SlotResolved:
     """The ``slot-recency`` strategy: ``base`` (one of ``BASES``, built with ``base_params``) reordered by
     ``SlotRecency(window, margin)``. CombSUM: ``base = "hybrid"``, ``base_params = {method = "wsum"}``.
 
     >>> slot_recency(object(), base="bm25", window=5).rule
-    SlotRecency(window=5, margin=0.2)
+    SlotRecency(window=5, margin=0.1)
     >>> slot_recency(object(), base="splade")
     Traceback (most recent call last):
     ...

@@ -46,12 +46,12 @@ def test_the_update_moves_above_the_statement_it_replaces():
     assert set(after) == set(before)  # the top window holds the same memories
 
 
-def test_hits_off_the_slot_keep_their_rank():
+def test_an_update_passes_its_statement_and_no_newer_hit_off_the_slot_passes_anything():
     rule = SlotRecency(window=4, margin=0.1)
     hits = {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}
     slot = {"a": 0.9, "b": 0.1, "c": 0.85, "d": 0.2}  # a and c are about the slot; b and d are not
     times = {key: T0 + timedelta(days=day) for key, day in zip("abcd", (1, 9, 5, 8))}
-    assert rule.reorder(hits, slot, times) == {"a": 2.0, "b": 3.0, "c": 4.0, "d": 1.0}
+    assert rule.reorder(hits, slot, times) == {"c": 4.0, "a": 3.0, "b": 2.0, "d": 1.0}
 
 
 def test_nothing_below_the_window_moves():
