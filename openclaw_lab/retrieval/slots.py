@@ -11,6 +11,13 @@ subject is further from the question than the answer: it stays below. No hit
 enters or leaves the top ``window``: recall at ``window`` is the base retriever's, only the order inside
 it changes. Nothing is fitted and no value is parsed; ``margin`` is a cosine distance.
 
+Measured (issue 48; generator, 4,000 turns, seed 7, restatement merge on, margin 0.1): stale above current
+0.725 -> 0.471 (bm25), 0.686 -> 0.412 (dense), 0.706 -> 0.392 (CombSUM), McNemar p <= 0.001, turn R@10 within
+0.008 (a merged memory holds several turns, so the turns of the top ten can change a little). The cost: a
+newer memory about the same subject but another attribute can pass the answer (dense MRR 0.819 -> 0.790).
+The slot score is the cosine of the whole memory; in long messages on one project most memories are about
+as close to the question, newer chatter passes the answer there too, and a sentence-level slot is the next step.
+
 >>> from datetime import datetime
 >>> rule = SlotRecency(window=3, margin=0.1)
 >>> hits = {"old": 0.9, "new": 0.8, "chat": 0.7, "deep": 0.1}
