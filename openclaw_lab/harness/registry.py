@@ -176,6 +176,7 @@ retrievers.register("hybrid", "openclaw_lab.retrieval.fusion:hybrid")
 retrievers.register("rerank", "openclaw_lab.retrieval.rerank:default_rerank")
 retrievers.register("hybrid-context", "openclaw_lab.retrieval.context:hybrid_context")
 retrievers.register("splade", "openclaw_lab.retrieval.splade:SpladeRetriever")
+retrievers.register("slot-recency", "openclaw_lab.retrieval.slots:slot_recency")
 
 # Strategies that see every conversation of a replay at once (they fit a model, cross-fitted).
 systems = Registry("strategy", "openclaw_lab.systems")
