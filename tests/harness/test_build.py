@@ -86,8 +86,8 @@ def test_a_valid_config_builds_every_component_without_loading_data(embedder):
                          consolidation={"enabled": True, "law": "power"}), embedder=embedder)  # fmt: skip
     assert isinstance(built.systems["a"], RetrieverSystem)
     assert type(built.systems["b"]).__name__ == "CrossFittedReranker"
-    assert type(built.replay.consolidation.prune.law).__name__ == "PowerLawDecay"
-    assert built.replay.consolidation.interval is None  # left out: the scheduler's own default
+    assert type(built.replay.consolidation.steps[-1].prune.law).__name__ == "PowerLawDecay"  # promotion and decay last
+    assert built.replay.interval is None  # left out: the scheduler's own default
     with pytest.raises(FileNotFoundError):  # only now is the data read
         built.load_dataset()
 
