@@ -15,7 +15,8 @@ def test_a_config_typo_is_one_line_naming_the_field(tmp_path, capsys):
     assert main(["run", str(config), "--results", str(tmp_path / "results")]) == 2
     err = capsys.readouterr().err.strip()
     assert err == ("openclaw-lab run: systems[0].strategy: unknown strategy 'dnese'; did you mean 'dense'? "
-                   "(choose one of dense, sparse, bm25, hybrid, rerank, hybrid-context, splade, learned-crossfit, finetuned-crossfit, mem0, mempalace)")  # fmt: skip
+                   "(choose one of dense, sparse, bm25, hybrid, rerank, hybrid-context, splade, slot-recency, learned-crossfit, "
+                   "finetuned-crossfit, mem0, mempalace)")  # fmt: skip
     assert not (tmp_path / "results").exists()  # nothing was started, nothing left behind
 
 

@@ -10,7 +10,7 @@ objects, never names.
 >>> build(config)
 Traceback (most recent call last):
 ...
-openclaw_lab.errors.ConfigError: systems[0].strategy: unknown strategy 'dnese'; did you mean 'dense'? (choose one of dense, sparse, bm25, hybrid, rerank, hybrid-context, splade, learned-crossfit, finetuned-crossfit, mem0, mempalace)
+openclaw_lab.errors.ConfigError: systems[0].strategy: unknown strategy 'dnese'; did you mean 'dense'? (choose one of dense, sparse, bm25, hybrid, rerank, hybrid-context, splade, slot-recency, learned-crossfit, finetuned-crossfit, mem0, mempalace)
 """
 
 from __future__ import annotations

@@ -96,9 +96,9 @@ def test_left_out_settings_are_the_librarys_defaults(embedder):
     from openclaw_lab.consolidation import ConsolidationScheduler, PrunePolicy
 
     plan = build(ExperimentConfig.from_dict({"name": "t", "consolidation": {"enabled": True}}), embedder=embedder)
-    consolidation = plan.replay.consolidation
-    assert type(consolidation.prune.law) is type(PrunePolicy().law)
-    assert consolidation.prune.threshold == PrunePolicy().threshold
+    decay = plan.replay.consolidation.steps[-1]  # promotion and decay, the pipeline's last step
+    assert type(decay.prune.law) is type(PrunePolicy().law)
+    assert decay.prune.threshold == PrunePolicy().threshold
     import inspect
 
     assert inspect.signature(ConsolidationScheduler).parameters["interval"].default.total_seconds() == 3600
