@@ -13,7 +13,6 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from datetime import timedelta
 from pathlib import Path
-from typing import Any
 
 from tqdm.auto import tqdm
 
