@@ -287,7 +287,8 @@ def _qa_plan(config: ExperimentConfig) -> QAPlan | None:
     judge = ChatClient(construct(Endpoint, settings.judge or settings.answer, "qa.judge"), cache)
     protocol = settings.protocol or ("longmemeval" if config.dataset.name == "longmemeval" else "locomo")
     systems = settings.systems or (config.systems[0].name,)
-    return QAPlan(answer, judge, protocol, settings.budgets, systems, settings.answer_prompt, settings.judge_format)
+    return QAPlan(answer, judge, protocol, settings.budgets, systems, settings.answer_prompt, settings.judge_format,
+                  settings.oracle, settings.questions)
 
 
 def strategy_names() -> list[str]:

@@ -299,6 +299,8 @@ class QAConfig:
     systems: tuple[str, ...] = ()  # the systems whose retrieval feeds the context (default: the first)
     answer_prompt: str = "answer_v1"  # a file in harness/prompts/
     judge_format: str = "schema"  # the LoCoMo judge's JSON: schema (constrained label), json (JSON mode) or text
+    oracle: bool = False  # also answer from each question's evidence turns alone: the ceiling retrieval can reach
+    questions: int | None = None  # the first N scored questions, in the dataset's order (None: every one)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
@@ -306,6 +308,7 @@ class QAConfig:
         _require(not self.enabled or bool(self.answer), "qa.answer",
                  "an enabled QA stage needs an endpoint: base_url and model")  # fmt: skip
         _require(bool(self.budgets) and min(self.budgets) >= 1, "qa.budgets", f"{self.budgets!r} must be >= 1 token")
+        _require(self.questions is None or self.questions >= 1, "qa.questions", f"{self.questions!r} must be >= 1")
         if self.protocol is not None:
             _one_of(self.protocol, ("locomo", "longmemeval"), "qa.protocol")
 
@@ -341,6 +344,12 @@ def _default_gate(metrics: Mapping[str, Any]) -> list[str]:
         return list(MetricsConfig.gate)  # a bad k or levels is refused by MetricsConfig, naming the field
     cut = 10 if 10 in k else max(k)
     return [f"{level}.recall@{cut}" for level in ("session", "turn") if level in levels]
+
+
+# Settings added after runs were committed: left out of a config's data while at their default, so that every
+# earlier config keeps its fingerprint.
+LATER_SETTINGS: dict[tuple[str, str], Any] = {("consolidation", "steps"): [], ("qa", "oracle"): False,
+                                              ("qa", "questions"): None}  # fmt: skip
 
 
 @dataclass(frozen=True)
@@ -389,6 +398,8 @@ class ExperimentConfig:
         qa = _build(QAConfig, "qa", data.get("qa"))
         for i, system in enumerate(qa.systems):
             _one_of(system, tuple(names), f"qa.systems[{i}]")
+        _require(not qa.oracle or "oracle" not in names, "qa.oracle",
+                 "the QA stage's evidence row is named 'oracle', as is one of the systems: rename that system")  # fmt: skip
         sweep = data.get("sweep", {})
         _require(isinstance(sweep, Mapping), "sweep", f"{sweep!r} must be a table of setting = [values]")
         return cls(
@@ -414,8 +425,9 @@ class ExperimentConfig:
 
     def to_dict(self) -> dict[str, Any]:
         data = json.loads(json.dumps(asdict(self)))
-        if not data["consolidation"]["steps"]:  # left out when empty: configs written before it keep their fingerprint
-            del data["consolidation"]["steps"]
+        for (table, key), default in LATER_SETTINGS.items():
+            if data[table][key] == default:  # left out: configs written before it keep their fingerprint
+                del data[table][key]
         return data
 
     def fingerprint(self) -> str:
@@ -435,7 +447,8 @@ class ExperimentConfig:
         """A copy with several settings changed at once, checked together (``qa.enabled`` with ``qa.answer``)."""
         data = copy.deepcopy(self.to_dict())
         data.pop("sweep")
-        data["consolidation"].setdefault("steps", [])
+        for (table, key), default in LATER_SETTINGS.items():
+            data[table].setdefault(key, default)
         open_tables = (["params"], ["law_params"], ["policy"], ["admission_params"], ["store_params"], ["answer"], ["judge"],
                        ["supersession"], ["merge"], ["expiry"], ["summaries"])  # fmt: skip
         for dotted, value in changes.items():

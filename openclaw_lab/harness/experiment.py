@@ -32,7 +32,7 @@ from openclaw_lab.harness.build import Built, build, build_dataset, resolve_embe
 from openclaw_lab.harness.config import SESSION_UNITS, DatasetConfig, ExperimentConfig
 from openclaw_lab.harness.costs import cost_table, measured
 from openclaw_lab.harness.environment import environment, git_commit
-from openclaw_lab.harness.qa import run_qa, summarise
+from openclaw_lab.harness.qa import ORACLE, evidence_run, run_qa, summarise
 from openclaw_lab.harness.report import report_text
 from openclaw_lab.harness.results import as_written, metrics_document, new_run_dir, run_folder, write_result
 from openclaw_lab.llm import LLMError
@@ -369,6 +369,9 @@ def _qa(
     if plan is None:
         return {}, None
     bar = lambda total: tqdm(total=total, desc="qa", unit="call", disable=not progress, leave=False)  # noqa: E731
+    if plan.oracle:
+        oracle_run, oracle_items = evidence_run(benchmark.conversations, plan.asked(benchmark.questions))
+        item_runs, items = {**item_runs, ORACLE: oracle_run}, {**items, **oracle_items}
     try:
         table = run_qa(plan, benchmark.questions, item_runs, items, built.embedder.count_tokens, bar)
     except LLMError as error:

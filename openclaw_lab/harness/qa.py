@@ -26,17 +26,19 @@ from typing import Any, Callable
 import pandas as pd
 
 from openclaw_lab.agent.context import ContextAssembler, normalize_answer, render_spelled_date
-from openclaw_lab.datasets.types import Question
+from openclaw_lab.datasets.types import Conversation, Question
 from openclaw_lab.evaluation.metrics import mcnemar
 from openclaw_lab.llm import ChatClient, Reply
 from openclaw_lab.model import MemoryItem
+from openclaw_lab.replay.conversation import render_turn
 from openclaw_lab.retrieval.protocol import RunDict
 from openclaw_lab.text import split_words
 
 __all__ = ["PROTOCOLS", "PROMPTS", "JUDGE_FORMATS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct",
-           "run_qa", "summarise"]
+           "run_qa", "summarise", "evidence_run", "ORACLE"]
 
 PROMPTS = Path(__file__).parent / "prompts"
+ORACLE = "oracle"  # the QA row whose context is each question's evidence turns, and nothing else
 PROTOCOLS = ("locomo", "longmemeval")
 # How the LoCoMo judge is asked for its JSON label (mem0's evaluation used OpenAI's JSON mode): ``schema``
 # constrains the reply to {"label": "CORRECT" | "WRONG"} (llama.cpp's servers: a grammar; a small model
@@ -140,6 +142,8 @@ class QAPlan:
     systems: tuple[str, ...]
     answer_prompt: str = "answer_v1"
     judge_format: str = "schema"  # a key of JUDGE_FORMATS (LoCoMo's judge; LongMemEval's answers yes or no)
+    oracle: bool = False  # also answer from each question's evidence turns alone (the row ``oracle``)
+    questions: int | None = None  # the first N scored questions (None: all)
     prompts: dict[str, str] = field(default_factory=dict)
 
     def judge_extra(self) -> dict[str, Any] | None:
@@ -156,8 +160,13 @@ class QAPlan:
                              json.loads((PROMPTS / "judge_longmemeval_v1.json").read_text()).items()}  # fmt: skip
 
     def asked(self, questions: Sequence[Question]) -> list[Question]:
-        """The questions the protocol scores: LoCoMo leaves adversarial ones out; LongMemEval keeps all."""
-        return [q for q in questions if self.protocol == "longmemeval" or not q.abstention]
+        """The questions the protocol scores (LoCoMo leaves adversarial ones out; LongMemEval keeps all), the
+        first ``questions`` of them when set."""
+        return [q for q in questions if self.protocol == "longmemeval" or not q.abstention][: self.questions]
+
+    def rows(self) -> tuple[str, ...]:
+        """The table's systems, in order: the configured ones, then ``oracle`` when asked for."""
+        return (*self.systems, ORACLE) if self.oracle else self.systems
 
     def judge_prompt(self, q: Question, answer: str) -> str:
         if self.protocol == "locomo":
@@ -181,7 +190,7 @@ def run_qa(
     rate and remaining time). An empty answer is WRONG without asking the judge (verdict ``empty``)."""
     count_tokens = lru_cache(maxsize=None)(count_tokens)
     asked = plan.asked(questions)
-    bar = progress(2 * len(plan.systems) * len(plan.budgets) * len(asked))
+    bar = progress(2 * len(plan.rows()) * len(plan.budgets) * len(asked))
 
     def tick(reply: Reply | None = None) -> None:
         bar.update(1)
@@ -190,7 +199,7 @@ def run_qa(
 
     rows = []
     try:
-        for system in plan.systems:
+        for system in plan.rows():
             for budget in plan.budgets:
                 rows += _qa_rows(plan, asked, system, budget, item_runs, items, count_tokens, tick)
     finally:
@@ -227,6 +236,24 @@ def _qa_rows(plan: QAPlan, asked: Sequence[Question], system: str, budget: int, 
                      "verdict": verdict, "correct": verdict == "CORRECT",
                      "f1": token_f1(answer.text, q.answer), "bleu1": bleu1(answer.text, q.answer)})  # fmt: skip
     return rows
+
+
+def evidence_run(conversations: Sequence[Conversation], questions: Sequence[Question]
+                 ) -> tuple[RunDict, dict[str, MemoryItem]]:  # fmt: skip
+    """The oracle's run: each question's evidence turns as memories (dated by their session), in the order
+    they were said, and those memories by id. A question without evidence turns gets an empty context."""
+    said = {(c.id, t.id): (i, s, t) for c in conversations
+            for i, (s, t) in enumerate((s, t) for s in sorted(c.sessions, key=lambda s: s.started_at) for t in s.turns)}
+    items: dict[str, MemoryItem] = {}
+    run: RunDict = {}
+    for q in questions:
+        found = sorted(said[key] for key in ((q.conversation_id, t) for t in q.evidence_turn_ids) if key in said)
+        for rank, (_, session, turn) in enumerate(found):
+            item_id = f"{q.conversation_id}|{turn.id}"
+            items[item_id] = MemoryItem.new(render_turn(turn.speaker, turn.text, turn.caption), now=session.started_at,
+                                            id=item_id, session_id=session.id, source_ids=(turn.id,))  # fmt: skip
+            run.setdefault(q.id, {})[item_id] = float(len(found) - rank)
+    return run, items
 
 
 def summarise(table: pd.DataFrame) -> pd.DataFrame:

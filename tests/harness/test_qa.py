@@ -17,6 +17,7 @@ import pytest
 
 from openclaw_lab.agent.context import normalize_answer
 from openclaw_lab.datasets import generate
+from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.export import export_trec
@@ -265,3 +266,33 @@ def test_longmemeval_protocol_picks_the_judge_prompt_of_each_question_type():
     assert "unanswerable" in ask("temporal-reasoning", abstention=True)
     assert ask("multi-session").endswith("Is the model response correct? Answer yes or no only.")
     assert plan.asked([Question("q_abs", "c", "?", "a", "x", datetime(2023, 5, 8), abstention=True)])  # kept
+
+
+def test_the_oracle_row_answers_from_the_evidence_turns_alone_over_the_first_questions(
+        stub, benchmark, embedder, tmp_path, monkeypatch):  # fmt: skip
+    monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path / "cache"))
+    settings = config(stub.url(), budgets=[512], systems=["bm25"], oracle=True, questions=7)
+    result = run_experiment(settings, results_dir=None, embedder=embedder, benchmark=benchmark, progress=False)
+    table = result.qa_table
+    asked = [q for q in benchmark.questions if not q.abstention][:7]
+    assert list(table["system"]) == ["bm25"] * 7 + ["oracle"] * 7
+    assert list(table["question"]) == [q.id for q in asked] * 2
+    said = {t.id: t.text for c in benchmark.conversations for s in c.sessions for t in s.turns}
+    oracle = table[table["system"] == "oracle"]
+    for q, answer in zip(asked, oracle["answer"]):  # the stub answers with the context's first memory
+        assert any(answer.endswith(said[t]) for t in q.evidence_turn_ids), (q.id, answer)
+    summary = {r["system"]: r for r in result.qa["summary"] if r["category"] == "all"}
+    assert summary["oracle"]["questions"] == 7 and summary["oracle"]["p_vs_first"] is not None
+
+
+def test_qa_settings_added_later_keep_earlier_fingerprints_and_refuse_bad_values():
+    plain = config("http://127.0.0.1:9/v1")
+    assert "oracle" not in plain.to_dict()["qa"] and "questions" not in plain.to_dict()["qa"]
+    assert plain.with_value("qa.oracle", True).fingerprint() != plain.fingerprint()
+    assert plain.with_value("qa.oracle", False).fingerprint() == plain.fingerprint()
+    with pytest.raises(ConfigError, match=r"qa\.questions: 0 must be >= 1"):
+        config("http://127.0.0.1:9/v1", questions=0)
+    clash = plain.to_dict() | {"systems": [{"name": "oracle", "strategy": "bm25"}]}
+    clash["qa"] = clash["qa"] | {"systems": ["oracle"], "oracle": True}
+    with pytest.raises(ConfigError, match=r"qa\.oracle: .*rename that system"):
+        ExperimentConfig.from_dict(clash)
