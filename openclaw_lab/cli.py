@@ -136,6 +136,31 @@ def _llm_serve(args: argparse.Namespace) -> int:
     return 0 if server.process.returncode in (0, -signal.SIGTERM) else 1
 
 
+def _judge_sheet(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from openclaw_lab.evaluation.agreement import labelling_sheet
+
+    labelling_sheet(pd.read_csv(_qa_csv(args.dir)), args.n, args.seed).to_csv(sys.stdout, index=False)
+    return 0
+
+
+def _judge_agreement(args: argparse.Namespace) -> int:
+    import pandas as pd
+
+    from openclaw_lab.evaluation.agreement import judge_agreement
+
+    figures = judge_agreement(pd.read_csv(_qa_csv(args.dir)), pd.read_csv(args.labels, keep_default_na=False))
+    print("\n".join(f"{key}: {round(value, 4) if isinstance(value, float) else value}" for key, value in figures.items()))
+    return 0
+
+
+def _qa_csv(run_dir: Path) -> Path:
+    if not (path := run_dir / "qa.csv").is_file():
+        raise ValueError(f"{run_dir}: no qa.csv (a run with the QA stage on writes one)")
+    return path
+
+
 def _init(args: argparse.Namespace) -> int:
     from importlib.resources import files
 
@@ -189,6 +214,7 @@ EXAMPLES = {
     "export": "openclaw-lab export results/locomo-baselines/<run-id>",
     "download": "openclaw-lab download locomo",
     "llm": "openclaw-lab llm serve --model smollm2-135m --port 8080",
+    "judge": "openclaw-lab judge sheet results/locomo-qa-local/<run-id> --n 50 > labels.csv",
 }
 
 
@@ -261,6 +287,17 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--n-ctx", type=int, default=4096, help="context tokens (default 4096)")
     serve.add_argument("--threads", type=int, default=2, help="CPU threads (default 2)")
     serve.set_defaults(handler=_llm_serve)
+    judge = command("judge", "measure a QA run's judge against hand labels")
+    actions = judge.add_subparsers(dest="action", required=True, metavar="ACTION")
+    sheet = actions.add_parser("sheet", help="print a CSV of verdicts to label by hand (CORRECT or WRONG in 'label')")
+    sheet.add_argument("dir", type=Path, help="a run folder with qa.csv")
+    sheet.add_argument("--n", type=int, default=50, help="verdicts, the same number from each system (default 50)")
+    sheet.add_argument("--seed", type=int, default=0)
+    sheet.set_defaults(handler=_judge_sheet)
+    agreement = actions.add_parser("agreement", help="the judge's agreement with a labelled sheet, and Cohen's kappa")
+    agreement.add_argument("dir", type=Path, help="the run folder the sheet was drawn from")
+    agreement.add_argument("labels", type=Path, help="the sheet, its 'label' column filled in")
+    agreement.set_defaults(handler=_judge_agreement)
     return parser
 
 

@@ -228,7 +228,7 @@ def _qa_rows(plan: QAPlan, asked: Sequence[Question], system: str, budget: int, 
         judge = verdicts.get(q.id)
         verdict = read_verdict(plan.protocol, judge.text) if judge is not None else "empty"
         rows.append({"system": system, "budget": budget, "question": q.id, "category": q.category,
-                     "answer": answer.text, "answer_finish": answer.finish_reason,
+                     "question_text": q.text, "gold_answer": q.answer, "answer": answer.text, "answer_finish": answer.finish_reason,
                      "answer_prompt_tokens": answer.prompt_tokens, "answer_tokens": answer.completion_tokens,
                      "answer_seconds": answer.seconds, "judge": judge.text if judge is not None else "",
                      "judge_finish": judge.finish_reason if judge is not None else "",
