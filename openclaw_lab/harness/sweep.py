@@ -25,7 +25,7 @@ from tqdm.auto import tqdm
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.errors import ConfigError
-from openclaw_lab.harness.build import build, build_embedder, build_engine, resolve_embedding
+from openclaw_lab.harness.build import build, build_dataset, build_embedder, build_engine, resolve_embedding
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.costs import measured
 from openclaw_lab.engines import Engine, LocalEngine, Outcome, TaskError, for_tasks
@@ -100,7 +100,7 @@ def run_sweep(
     embedder = embedder or build_embedder(config)
     grid_points = points(config, embedder)  # every point checked before the dataset loads
     engine = engine or build_engine(config.engine)
-    benchmark = benchmark or build(config, embedder=embedder).load_dataset()
+    benchmark = benchmark or build_dataset(config.dataset)()  # its points are built already: the loader is enough
     say = tqdm.write if progress else None
     if given is None and (resolved := resolve_embedding(config, benchmark, say)) != config:
         config, embedder = resolved, build_embedder(resolved)  # the model that fits the history, for every point
