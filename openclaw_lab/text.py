@@ -1,4 +1,5 @@
-"""Script-aware text helpers: where Chinese, Japanese and Korean need other rules than space-separated words.
+"""Script-aware text helpers: where Chinese, Japanese and Korean need other rules than space-separated words;
+and SQuAD's answer normalisation, which the QA scores and the answer-in-context check share.
 
 >>> has_cjk("我的妹妹住在杭州"), has_cjk("my sister")
 (True, False)
@@ -9,8 +10,9 @@
 from __future__ import annotations
 
 import re
+import string
 
-__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens", "split_words"]
+__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens", "split_words", "normalize_answer"]
 
 # Han (with extension A and compatibility ideographs), kana, and Hangul syllables.
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
@@ -18,6 +20,9 @@ CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\
 HAN_KANA = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff]")  # scripts written without spaces
 # CJK and full-width punctuation ("，", "。", "！", "（"): it separates words as a space does
 CJK_PUNCTUATION = re.compile(r"[\u3000-\u303f\uff01-\uff0f\uff1a-\uff20\uff3b-\uff40\uff5b-\uff65]")
+
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
 def has_cjk(text: str) -> bool:
@@ -63,3 +68,14 @@ def split_words(text: str) -> list[str]:
     for is_cjk, piece in cjk_runs(text):
         words += list(piece) if is_cjk and HAN_KANA.search(piece) else CJK_PUNCTUATION.sub(" ", piece).split()
     return words
+
+
+def normalize_answer(text: str) -> str:
+    """SQuAD's normalisation: lower case, punctuation removed, articles removed, whitespace collapsed.
+
+    >>> normalize_answer("The Eiffel Tower, in Paris!")
+    'eiffel tower in paris'
+    """
+    if not isinstance(text, str):
+        raise ValueError(f"text: {text!r} is not a string")
+    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())

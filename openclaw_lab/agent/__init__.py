@@ -6,7 +6,6 @@ from openclaw_lab.agent.context import (
     answer_in_context,
     identity_keys,
     render_spelled_date,
-    normalize_answer,
 )
 from openclaw_lab.agent.loop import AgentTurn, MemoryAwareAgent, turn_text
 from openclaw_lab.agent.openai_compat import OpenAICompatAgent
@@ -33,7 +32,6 @@ __all__ = [
     "ContextAssembler",
     "identity_keys",
     "render_spelled_date",
-    "normalize_answer",
     "answer_in_context",
     "RememberDecision",
     "ImportanceScorer",

@@ -21,13 +21,12 @@ True
 
 from __future__ import annotations
 
-import re
-import string
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from openclaw_lab.consolidation.consolidate import SEMANTIC_PREFIX
 from openclaw_lab.model import MemoryItem
+from openclaw_lab.text import normalize_answer
 from openclaw_lab.tiers.working import render_line
 
 __all__ = [
@@ -37,7 +36,6 @@ __all__ = [
     "ContextAssembler",
     "identity_keys",
     "render_spelled_date",
-    "normalize_answer",
     "answer_in_context",
 ]
 
@@ -183,23 +181,8 @@ class ContextAssembler:
         return chosen, used
 
 
-_ARTICLES = re.compile(r"\b(a|an|the)\b")
-_PUNCTUATION = str.maketrans("", "", string.punctuation)
-
-
-def normalize_answer(text: str) -> str:
-    """SQuAD's normalisation: lower case, punctuation removed, articles removed, whitespace collapsed.
-
-    >>> normalize_answer("The Eiffel Tower, in Paris!")
-    'eiffel tower in paris'
-    """
-    if not isinstance(text, str):
-        raise ValueError(f"text: {text!r} is not a string")
-    return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
-
-
 def answer_in_context(answer: str, context: str) -> bool:
-    """Whether the normalised answer occurs in the normalised context as whole words.
+    """Whether the normalised answer (``text.normalize_answer``) occurs in the normalised context as whole words.
 
     >>> answer_in_context("5", "I have 15 cats"), answer_in_context("15 cats", "I have 15 cats.")
     (False, True)

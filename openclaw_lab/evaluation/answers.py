@@ -14,11 +14,12 @@ from functools import lru_cache
 
 import pandas as pd
 
-from openclaw_lab.agent.context import ContextAssembler, answer_in_context, normalize_answer, render_spelled_date
+from openclaw_lab.agent.context import ContextAssembler, answer_in_context, render_spelled_date
 from openclaw_lab.datasets.types import Question
 from openclaw_lab.evaluation.metrics import by_category
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.retrieval.protocol import RunDict
+from openclaw_lab.text import normalize_answer
 
 __all__ = ["answer_in_context_table", "DEFAULT_BUDGETS"]
 

@@ -296,15 +296,20 @@ def run_experiment(
     progress: bool = True,
     run_dir: str | Path | None = None,
     replayed: Replayed | None = None,
+    built: Built | None = None,
 ) -> ExperimentResult:
     """Replay the dataset, evaluate every system, and write the run folder under ``results_dir``.
 
     ``run_dir`` names the run folder itself (a new folder), as a sweep does for its points; ``replayed``
-    is this config's replay when it was made beforehand (the replay is then skipped). The folder
-    appears only when complete (see ``results.run_folder``); the replay's scratch files live inside
+    is this config's replay when it was made beforehand (the replay is then skipped); ``built`` is this
+    config already built (``build(config, embedder=embedder)``), used instead of building it again. The
+    folder appears only when complete (see ``results.run_folder``); the replay's scratch files live inside
     it while the run lasts and are removed, unless ``memory.persist`` keeps them in ``memory/``.
     """
-    built = build(config, embedder=embedder)  # every name checked before any data loads
+    if built is None:
+        built = build(config, embedder=embedder)  # every name checked before any data loads
+    else:
+        _check_built(built, config, embedder)
     benchmark = benchmark or built.load_dataset()
     say = tqdm.write if progress else None
     if embedder is None and (resolved := resolve_embedding(config, benchmark, say)) != config:
@@ -321,6 +326,17 @@ def run_experiment(
             (folder / "report.md").write_text(report_text(result.record()))
     result.path = final
     return result
+
+
+def _check_built(built: Built, config: ExperimentConfig, embedder: Embedder | None) -> None:
+    """A build handed to ``run_experiment`` must be that of its config and embedder: a run is recorded under its
+    config, so a build of another would run one experiment and write another's name on it."""
+    if built.config != config:
+        raise ValueError(f"built: a build of another config than {config.name!r} "
+                         f"(fingerprints {built.config.fingerprint()} and {config.fingerprint()}, engine "
+                         f"{built.config.engine} and {config.engine}); pass this config's build, or none")  # fmt: skip
+    if embedder is not None and built.embedder is not embedder:
+        raise ValueError("built: built with another embedder than the one given; pass this embedder's build, or none")
 
 
 def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, workdir: Path, progress: bool,

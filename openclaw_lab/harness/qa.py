@@ -25,14 +25,14 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from openclaw_lab.agent.context import ContextAssembler, normalize_answer, render_spelled_date
+from openclaw_lab.agent.context import ContextAssembler, render_spelled_date
 from openclaw_lab.datasets.types import Conversation, Question
 from openclaw_lab.evaluation.metrics import mcnemar
 from openclaw_lab.llm import ChatClient, Reply
 from openclaw_lab.model import MemoryItem
 from openclaw_lab.replay.conversation import render_turn
 from openclaw_lab.retrieval.protocol import RunDict
-from openclaw_lab.text import split_words
+from openclaw_lab.text import normalize_answer, split_words
 
 __all__ = ["PROTOCOLS", "PROMPTS", "JUDGE_FORMATS", "QAPlan", "token_f1", "bleu1", "read_verdict", "judged_correct",
            "run_qa", "summarise", "evidence_run", "ORACLE"]

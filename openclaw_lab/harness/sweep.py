@@ -6,7 +6,8 @@ Points that differ only in what consolidation prunes (``DECAY_SETTINGS``: a deca
 replay, which forks where their prune decisions first differ (``replay.replay_shared``), and points
 left with the same memory share its evaluation; the results are those of separate runs. The summary
 has one row per point; ``pareto_front`` keeps the points that no other point beats on both recall
-(higher is better) and footprint (lower is better).
+(higher is better) and footprint (lower is better). Each point's config is built once, before the
+dataset loads, and that build is the one its replay and run use (on Ray a task builds its own).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import pandas as pd
 from tqdm.auto import tqdm
@@ -25,7 +26,7 @@ from tqdm.auto import tqdm
 from openclaw_lab.datasets.types import Benchmark
 from openclaw_lab.embedding import Embedder
 from openclaw_lab.errors import ConfigError
-from openclaw_lab.harness.build import build, build_embedder, build_engine, resolve_embedding
+from openclaw_lab.harness.build import Built, build, build_dataset, build_embedder, build_engine, resolve_embedding
 from openclaw_lab.harness.config import ExperimentConfig
 from openclaw_lab.harness.costs import measured
 from openclaw_lab.engines import Engine, LocalEngine, Outcome, TaskError, for_tasks
@@ -36,7 +37,7 @@ from openclaw_lab.harness.plots import pareto_plot
 from openclaw_lab.replay.conversation import unit_texts
 from openclaw_lab.harness.results import REQUIRED, new_run_dir
 
-__all__ = ["grid", "points", "run_sweep", "SweepResult", "DECAY_SETTINGS"]
+__all__ = ["grid", "points", "Point", "run_sweep", "SweepResult", "DECAY_SETTINGS"]
 
 # what a sweep point may change and still share its replay with the others (what consolidation prunes)
 DECAY_SETTINGS = ("law", "law_params", "threshold")
@@ -56,8 +57,17 @@ def grid(config: ExperimentConfig) -> list[dict[str, Any]]:
     return [dict(zip(keys, combo)) for combo in itertools.product(*config.sweep.values())]
 
 
-def points(config: ExperimentConfig, embedder: Embedder | None = None) -> list[tuple[dict[str, Any], ExperimentConfig]]:
-    """Each grid point's settings and config, every one built once so that a bad value fails before any run."""
+class Point(NamedTuple):
+    """One grid point: its settings, its config as it runs (on the engine ``local``, see ``_local``) and that
+    config built."""
+
+    values: dict[str, Any]
+    config: ExperimentConfig
+    built: Built
+
+
+def points(config: ExperimentConfig, embedder: Embedder | None = None) -> list[Point]:
+    """Each grid point, built once so that a bad value fails before any run; the build is kept for its run."""
     out = []
     for values in grid(config):
         point = config
@@ -66,8 +76,10 @@ def points(config: ExperimentConfig, embedder: Embedder | None = None) -> list[t
                 point = point.with_value(key, value)
             except ConfigError as error:
                 raise ConfigError(f"sweep.{key}", f"the value {value!r}: {error}") from None
-        build(point, embedder=embedder)
-        out.append((values, point))
+        # the config that runs is built, so the Built is exactly the one run_experiment would make (its engine
+        # included); the engine is left out of the fingerprint, so the point's identity is unchanged
+        point = _local(point)
+        out.append(Point(values, point, build(point, embedder=embedder)))
     return out
 
 
@@ -100,7 +112,7 @@ def run_sweep(
     embedder = embedder or build_embedder(config)
     grid_points = points(config, embedder)  # every point checked before the dataset loads
     engine = engine or build_engine(config.engine)
-    benchmark = benchmark or build(config, embedder=embedder).load_dataset()
+    benchmark = benchmark or build_dataset(config.dataset)()  # its points are built already: the loader is enough
     say = tqdm.write if progress else None
     if given is None and (resolved := resolve_embedding(config, benchmark, say)) != config:
         config, embedder = resolved, build_embedder(resolved)  # the model that fits the history, for every point
@@ -111,35 +123,39 @@ def run_sweep(
     written = _written_points(Path(results_dir) / config.name, benchmark) if reuse and sweep_dir is not None else {}
     rows: dict[int, dict[str, Any]] = {}
     todo = []
-    for n, (values, point) in enumerate(grid_points):
+    for n, (values, point, built) in enumerate(grid_points):
         if (earlier := written.get(point.fingerprint())) is not None:
             shutil.copytree(earlier, sweep_dir / f"point-{n:02d}")  # type: ignore[operator]
             metrics = json.loads((earlier / "metrics.json").read_text())
             rows[n] = _summary_row(n, values, point, metrics["systems"], metrics["memory"])
         else:
-            todo.append((n, values, point))
+            todo.append((n, values, point, built))
     if todo:  # the texts go with the tasks only when there are tasks
         embedder = for_tasks(embedder, _texts(benchmark, todo), engine, progress)
     shared = {"embedder": embedder, "benchmark": benchmark}
-    names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _ in todo]
+    names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _, _ in todo]
     replayed, failed = {}, []
-    for group in _replay_groups([point for _, _, point in todo]):  # points that differ only in decay replay once
+    for group in _replay_groups([point for _, _, point, _ in todo]):  # points that differ only in decay replay once
         try:
-            replayed |= _replay_together(group, [todo[i][2] for i in group], benchmark, shared["embedder"], engine,
+            replayed |= _replay_together(group, [todo[i][3] for i in group], benchmark, shared["embedder"], engine,
                                          progress, config.name)  # fmt: skip
         except TaskError as error:
             failed += [Outcome(i, names[i], error=error) for i in group]
     runnable = [i for i in range(len(todo)) if i not in {o.index for o in failed}]
     inner = progress and isinstance(engine, LocalEngine)  # a point's own bars, under the sweep's, where they can show
-    inputs = [(_local(todo[i][2]), sweep_dir / f"point-{todo[i][0]:02d}" if sweep_dir else None, replayed.get(i), inner)
-              for i in runnable]  # fmt: skip
+    # a point's build goes only to a task in this process: it holds the driver's embedder (not the copy shipped to
+    # workers) and the QA cache's SQLite connection, which a forked worker must not share; on Ray it would be
+    # pickled with its clients and closures. A worker builds its point itself, once
+    in_process = isinstance(engine, LocalEngine)
+    inputs = [(todo[i][2], sweep_dir / f"point-{todo[i][0]:02d}" if sweep_dir else None, replayed.get(i), inner,
+               todo[i][3] if in_process else None) for i in runnable]  # fmt: skip
     results = {}
     outcomes = engine.map(_run_point, inputs, names=[names[i] for i in runnable], shared=shared)
     for outcome in tqdm(outcomes, total=len(runnable), desc=f"sweep {config.name}", unit="point", disable=not progress):
         if outcome.error is not None:
             failed.append(outcome)
             continue
-        n, values, point = todo[runnable[outcome.index]]
+        n, values, point, _ = todo[runnable[outcome.index]]
         results[n] = outcome.value
         rows[n] = _summary_row(n, values, point, outcome.value.metrics, outcome.value.memory)
         _write_summary(rows, sweep_dir)  # a sweep stopped midway still has the summary of what finished
@@ -153,9 +169,9 @@ def run_sweep(
 
 
 def _run_point(point: ExperimentConfig, run_dir: Path | None, replayed: Replayed | None, progress: bool,
-               embedder: Embedder, benchmark: Benchmark) -> ExperimentResult:  # fmt: skip
+               built: Built | None, embedder: Embedder, benchmark: Benchmark) -> ExperimentResult:  # fmt: skip
     return run_experiment(point, results_dir=None, run_dir=run_dir, embedder=embedder, benchmark=benchmark,
-                          progress=progress, replayed=replayed)  # fmt: skip
+                          progress=progress, replayed=replayed, built=built)  # fmt: skip
 
 
 def _replay_groups(configs: list[ExperimentConfig]) -> list[list[int]]:
@@ -174,10 +190,10 @@ def _replay_groups(configs: list[ExperimentConfig]) -> list[list[int]]:
     return [group for group in groups.values() if len(group) > 1]
 
 
-def _replay_together(group: list[int], configs: list[ExperimentConfig], benchmark: Benchmark, embedder: Embedder,
+def _replay_together(group: list[int], built: list[Built], benchmark: Benchmark, embedder: Embedder,
                      engine: Engine, progress: bool, name: str) -> dict[int, Replayed]:  # fmt: skip
-    """One shared replay for ``configs`` (the points ``group``); each point is charged its share of the cost."""
-    built = [build(config, embedder=embedder) for config in configs]
+    """One shared replay for the points ``group`` (``built``: their builds); each point is charged its share of
+    the cost. ``embedder`` is the one the engine's tasks read."""
     with measured() as cost:
         per_point = replay_plans(benchmark, [b.replay for b in built], embedder, None, progress,
                                  f"{name} ({len(built)} points)", engine)  # fmt: skip
@@ -195,9 +211,9 @@ def _local(point: ExperimentConfig) -> ExperimentConfig:
     return point.with_values({"engine.name": "local", "engine.address": None, "engine.num_cpus": None})
 
 
-def _texts(benchmark: Benchmark, todo: list[tuple[int, dict[str, Any], ExperimentConfig]]) -> list[str]:
+def _texts(benchmark: Benchmark, todo: list[tuple[int, dict[str, Any], ExperimentConfig, Built]]) -> list[str]:
     """Every text the points will embed: their memory units and the questions."""
-    units = {point.memory.unit for _, _, point in todo}
+    units = {point.memory.unit for _, _, point, _ in todo}
     return [t for unit in sorted(units) for c in benchmark.conversations for t in unit_texts(c, unit)] + [
         q.text for q in benchmark.questions
     ]

@@ -7,11 +7,11 @@ from openclaw_lab.agent.context import (
     ContextAssembler,
     answer_in_context,
     identity_keys,
-    normalize_answer,
     render_spelled_date,
 )
 from openclaw_lab.consolidation.consolidate import promote
 from openclaw_lab.model import MemoryItem, MemoryTier
+from openclaw_lab.text import normalize_answer
 
 T0 = datetime(2023, 5, 8, 13, 56, tzinfo=timezone.utc)
 

@@ -15,7 +15,6 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from openclaw_lab.agent.context import normalize_answer
 from openclaw_lab.datasets import generate
 from openclaw_lab.errors import ConfigError
 from openclaw_lab.harness.config import ExperimentConfig
@@ -23,6 +22,7 @@ from openclaw_lab.harness.experiment import run_experiment
 from openclaw_lab.harness.export import export_trec
 from openclaw_lab.evaluation.metrics import mcnemar
 from openclaw_lab.harness.qa import bleu1, judged_correct, read_verdict, token_f1
+from openclaw_lab.text import normalize_answer
 
 
 class StubHandler(BaseHTTPRequestHandler):

@@ -46,10 +46,47 @@ def test_points_that_differ_only_in_decay_share_a_replay_and_equal_their_own_run
                         or real(benchmark, plans, *a, **kw))  # fmt: skip
     swept = run_sweep(config, results_dir=None, embedder=embedder, progress=False)
     assert replays == [6]  # one replay for the six points
-    for n, (values, point) in enumerate(sweep_module.points(config)):
+    for n, (values, point, _) in enumerate(sweep_module.points(config)):
         alone = run_experiment(point, results_dir=None, embedder=embedder, progress=False)
         assert swept.points[n].metrics == alone.metrics, values  # every metric of every system, exactly
         assert swept.points[n].memory == alone.memory, values
         assert swept.points[n].consolidations == alone.consolidations, values
     recalls = swept.summary["dense.turn.recall@10"]
     assert recalls.nunique() > 1  # the points differ: the replay forked
+
+
+def test_a_sweep_builds_each_point_once_for_its_check_its_shared_replay_and_its_run(embedder, monkeypatch):
+    from openclaw_lab.harness import experiment as experiment_module
+    from openclaw_lab.harness import sweep as sweep_module
+    from openclaw_lab.harness.sweep import run_sweep
+
+    config = ExperimentConfig.from_dict({
+        "name": "built-once", "dataset": {"name": "synthetic", "params": {"n_turns": 60, "seed": 1}},
+        "consolidation": {"enabled": True, "law": "seed", "interval_hours": 24}, "metrics": {"k": [1, 5, 10]},
+        "sweep": {"consolidation.threshold": [0.1, 0.2], "memory.store": ["exact", "sqlite"]},
+    })  # fmt: skip
+    # the two exact-store points differ only in decay, so they replay together; the two sqlite ones replay alone
+    built, replays = [], []
+    for module in (sweep_module, experiment_module):
+        monkeypatch.setattr(module, "build", lambda config, real=module.build, **kw: built.append(config.fingerprint())
+                            or real(config, **kw))  # fmt: skip
+    real_replay = sweep_module.replay_plans
+    monkeypatch.setattr(sweep_module, "replay_plans", lambda benchmark, plans, *a, **kw: replays.append(len(plans))
+                        or real_replay(benchmark, plans, *a, **kw))  # fmt: skip
+    swept = run_sweep(config, results_dir=None, embedder=embedder, progress=False)
+    assert replays == [2]  # one shared replay, for the exact-store points
+    assert sorted(built) == sorted(result.config.fingerprint() for result in swept.points.values())  # each once
+    assert len(set(built)) == 4
+
+
+def test_a_run_refuses_the_build_of_another_config(embedder):
+    from openclaw_lab.harness.build import build
+    from openclaw_lab.harness.experiment import run_experiment
+
+    config = ExperimentConfig.from_dict({"name": "b", "dataset": {"name": "synthetic", "params": {"n_turns": 40}}})
+    other = build(config.with_value("memory.access_k", 7), embedder=embedder)
+    with pytest.raises(ValueError, match=r"^built: a build of another config than 'b'"):
+        run_experiment(config, results_dir=None, embedder=embedder, built=other, progress=False)
+    forked = build(config.with_value("engine.name", "processes"), embedder=embedder)  # same fingerprint, other engine
+    with pytest.raises(ValueError, match=r"^built: a build of another config"):
+        run_experiment(config, results_dir=None, embedder=embedder, built=forked, progress=False)
