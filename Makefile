@@ -12,9 +12,12 @@ export TOKENIZERS_PARALLELISM := false
 # LoCoMo is read from the data path, never copied into the repo.
 export OPENCLAW_LAB_DATA ?= $(abspath ../shared/datasets)
 export OPENCLAW_LAB_CACHE ?= $(abspath .cache)
-# llama-cpp-python has no binary wheel on the registry: a prebuilt one in ../shared/wheels, where that folder
-# exists, saves building llama.cpp from source (about 12 min on 2 cores; a machine without it builds).
-WHEELS := $(if $(wildcard ../shared/wheels/*.whl),--find-links $(abspath ../shared/wheels))
+# llama-cpp-python has no binary wheel on the registry: a prebuilt one saves building llama.cpp from source (about
+# 12 min on 2 cores). It is looked for in ../shared/wheels and beside the data path (<shared>/datasets ->
+# <shared>/wheels, for a checkout that is not next to shared/); a machine with neither builds it once, and uv's
+# cache keeps that build for the next install.
+WHEEL_DIRS := $(sort $(foreach dir,../shared/wheels $(OPENCLAW_LAB_DATA)/../wheels,$(if $(wildcard $(dir)/*.whl),$(abspath $(dir)))))
+WHEELS := $(foreach dir,$(WHEEL_DIRS),--find-links $(dir))
 
 .PHONY: run test test-slow gate lab docs docs-build bench llm clean
 
@@ -23,6 +26,7 @@ $(VENV)/.installed: requirements.txt constraints.txt pyproject.toml
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q torch==2.13.0
 	$(PY) -m pip install -q uv==0.13.9
+	@echo "llama-cpp-python: $(if $(WHEELS),a prebuilt wheel from $(WHEEL_DIRS),no prebuilt wheel found: built from source (about 12 min) unless uv's cache holds a build)"
 	$(VENV)/bin/uv pip install -q --compile-bytecode --python $(PY) $(WHEELS) -r requirements.txt -c constraints.txt
 	$(PY) -m pip install -q --no-deps -e .
 	touch $@
