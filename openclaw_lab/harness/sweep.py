@@ -54,6 +54,9 @@ def grid(config: ExperimentConfig) -> list[dict[str, Any]]:
         if key.split(".")[0] == "embedding":  # its vectors are computed once and shipped to every point
             raise ConfigError(f"sweep.{key}", "the points of a sweep share one embedder; run one experiment per "
                                               "embedding setting (openclaw-lab run … --set embedding.…=…)")  # fmt: skip
+        if key.split(".")[0] == "dataset":  # it is loaded once and shipped to every point
+            raise ConfigError(f"sweep.{key}", "the points of a sweep share one loaded dataset; set it in the "
+                                              "config's [dataset] table, one sweep per dataset")  # fmt: skip
     return [dict(zip(keys, combo)) for combo in itertools.product(*config.sweep.values())]
 
 

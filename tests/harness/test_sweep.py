@@ -22,6 +22,12 @@ def test_a_sweep_over_the_embedding_is_refused_since_its_points_share_one_embedd
         grid(config)
 
 
+def test_a_sweep_over_the_dataset_is_refused_since_its_points_share_one_loaded_dataset():
+    config = ExperimentConfig.from_dict({"name": "s", "sweep": {"dataset.limit": [1, 2]}})
+    with pytest.raises(ValueError, match=r"^sweep.dataset.limit: the points of a sweep share one loaded dataset"):
+        grid(config)
+
+
 def test_pareto_front_by_hand():
     points = pd.DataFrame({"footprint": [0.2, 0.4, 0.5, 0.6, 0.9], "recall": [0.5, 0.7, 0.6, 0.8, 0.8]})
     front = pareto_front(points)
