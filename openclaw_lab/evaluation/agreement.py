@@ -29,7 +29,8 @@ SHEET_COLUMNS = [*KEYS, "category", "question_text", "gold_answer", "answer", "l
 
 def labelling_sheet(table: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
     """``n`` verdicts of ``table`` (a QA stage's ``qa.csv``) to label by hand: as many from each system as
-    ``n`` allows (the first systems take the remainder), drawn with ``seed``, with an empty ``label`` column."""
+    ``n`` allows (the first systems take the remainder), drawn with ``seed`` (each system its own draw, so that
+    the sheet covers more questions), with an empty ``label`` column."""
     systems = list(dict.fromkeys(table["system"]))
     if n < 1 or n > len(table):
         raise ValueError(f"n: {n} must be between 1 and the table's {len(table)} verdicts")
@@ -38,7 +39,7 @@ def labelling_sheet(table: pd.DataFrame, n: int, seed: int = 0) -> pd.DataFrame:
     for i, system in enumerate(systems):
         rows = table[table["system"] == system]
         take = min(len(rows), share + (i < extra))
-        parts.append(rows.sample(n=take, random_state=seed))
+        parts.append(rows.sample(n=take, random_state=seed + i))  # not the same questions for every system
     sheet = pd.concat(parts).assign(label="")
     return sheet[[c for c in SHEET_COLUMNS if c in sheet.columns]].reset_index(drop=True)
 

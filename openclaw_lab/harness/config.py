@@ -298,13 +298,14 @@ class QAConfig:
     budgets: tuple[int, ...] = (1024,)  # context token budgets
     systems: tuple[str, ...] = ()  # the systems whose retrieval feeds the context (default: the first)
     answer_prompt: str = "answer_v1"  # a file in harness/prompts/
-    judge_format: str = "schema"  # the LoCoMo judge's JSON: schema (constrained label), json (JSON mode) or text
+    judge_format: str = "schema"  # the LoCoMo judge's JSON: schema (the label alone), reasoned (a reason, then the
+    # label), json (JSON mode) or text
     oracle: bool = False  # also answer from each question's evidence turns alone: the ceiling retrieval can reach
     questions: int | None = None  # the first N scored questions, in the dataset's order (None: every one)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "budgets", tuple(sorted(set(self.budgets))))
-        _one_of(self.judge_format, ("schema", "json", "text"), "qa.judge_format")
+        _one_of(self.judge_format, ("schema", "reasoned", "json", "text"), "qa.judge_format")
         _require(not self.enabled or bool(self.answer), "qa.answer",
                  "an enabled QA stage needs an endpoint: base_url and model")  # fmt: skip
         _require(bool(self.budgets) and min(self.budgets) >= 1, "qa.budgets", f"{self.budgets!r} must be >= 1 token")

@@ -42,10 +42,15 @@ ORACLE = "oracle"  # the QA row whose context is each question's evidence turns,
 PROTOCOLS = ("locomo", "longmemeval")
 # How the LoCoMo judge is asked for its JSON label (mem0's evaluation used OpenAI's JSON mode): ``schema``
 # constrains the reply to {"label": "CORRECT" | "WRONG"} (llama.cpp's servers: a grammar; a small model
-# otherwise writes prose), ``json`` is plain JSON mode, ``text`` sends no response_format.
+# otherwise writes prose); ``reasoned`` to {"reason": "...", "label": ...}, the prompt's one-sentence reason first
+# and then the label; ``json`` is plain JSON mode, ``text`` sends no response_format.
+_LABEL = {"enum": ["CORRECT", "WRONG"]}
 JUDGE_FORMATS = {
     "schema": {"type": "json_object", "schema": {"type": "object", "required": ["label"],
-                                                  "properties": {"label": {"enum": ["CORRECT", "WRONG"]}}}},
+                                                  "properties": {"label": _LABEL}}},
+    "reasoned": {"type": "json_object", "schema": {"type": "object", "required": ["reason", "label"],
+                                                    "properties": {"reason": {"type": "string", "maxLength": 300},
+                                                                   "label": _LABEL}}},
     "json": {"type": "json_object"},
     "text": None,
 }  # fmt: skip
@@ -96,6 +101,8 @@ def read_verdict(protocol: str, reply: str) -> str:
 
     >>> read_verdict("locomo", 'Same city. {"label": "CORRECT"}'), read_verdict("locomo", "**Label:** incorrect")
     ('CORRECT', 'WRONG')
+    >>> read_verdict("locomo", '{"reason": "Same city, other words.", "label": "CORRECT"}')
+    'CORRECT'
     >>> read_verdict("locomo", "It is correct, not wrong."), read_verdict("longmemeval", "No.")
     ('unread', 'WRONG')
     """

@@ -296,3 +296,14 @@ def test_qa_settings_added_later_keep_earlier_fingerprints_and_refuse_bad_values
     clash["qa"] = clash["qa"] | {"systems": ["oracle"], "oracle": True}
     with pytest.raises(ConfigError, match=r"qa\.oracle: .*rename that system"):
         ExperimentConfig.from_dict(clash)
+
+
+def test_the_reasoned_judge_format_asks_for_a_reason_before_the_label():
+    from openclaw_lab.harness.build import build
+
+    plan = build(config("http://127.0.0.1:9/v1", judge_format="reasoned")).qa
+    schema = plan.judge_extra()["response_format"]["schema"]
+    assert list(schema["properties"]) == ["reason", "label"] and schema["required"] == ["reason", "label"]
+    assert read_verdict("locomo", '{"reason": "The same necklace.", "label": "CORRECT"}') == "CORRECT"
+    with pytest.raises(ConfigError, match="qa.judge_format"):
+        config("http://127.0.0.1:9/v1", judge_format="prose")
