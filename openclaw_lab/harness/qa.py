@@ -235,7 +235,8 @@ def _qa_rows(plan: QAPlan, asked: Sequence[Question], system: str, budget: int, 
         judge = verdicts.get(q.id)
         verdict = read_verdict(plan.protocol, judge.text) if judge is not None else "empty"
         rows.append({"system": system, "budget": budget, "question": q.id, "category": q.category,
-                     "question_text": q.text, "gold_answer": q.answer, "answer": answer.text, "answer_finish": answer.finish_reason,
+                     "question_text": q.text, "gold_answer": q.answer,
+                     "answer": answer.text, "answer_finish": answer.finish_reason,
                      "answer_prompt_tokens": answer.prompt_tokens, "answer_tokens": answer.completion_tokens,
                      "answer_seconds": answer.seconds, "judge": judge.text if judge is not None else "",
                      "judge_finish": judge.finish_reason if judge is not None else "",
@@ -249,12 +250,14 @@ def evidence_run(conversations: Sequence[Conversation], questions: Sequence[Ques
                  ) -> tuple[RunDict, dict[str, MemoryItem]]:  # fmt: skip
     """The oracle's run: each question's evidence turns as memories (dated by their session), in the order
     they were said, and those memories by id. A question without evidence turns gets an empty context."""
-    said = {(c.id, t.id): (i, s, t) for c in conversations
-            for i, (s, t) in enumerate((s, t) for s in sorted(c.sessions, key=lambda s: s.started_at) for t in s.turns)}
+    said = {}  # (conversation id, turn id) -> (its place in the conversation, its session, the turn)
+    for c in conversations:
+        turns = [(s, t) for s in sorted(c.sessions, key=lambda s: s.started_at) for t in s.turns]
+        said |= {(c.id, t.id): (place, s, t) for place, (s, t) in enumerate(turns)}
     items: dict[str, MemoryItem] = {}
     run: RunDict = {}
     for q in questions:
-        found = sorted(said[key] for key in ((q.conversation_id, t) for t in q.evidence_turn_ids) if key in said)
+        found = sorted(said[(q.conversation_id, t)] for t in q.evidence_turn_ids if (q.conversation_id, t) in said)
         for rank, (_, session, turn) in enumerate(found):
             item_id = f"{q.conversation_id}|{turn.id}"
             items[item_id] = MemoryItem.new(render_turn(turn.speaker, turn.text, turn.caption), now=session.started_at,

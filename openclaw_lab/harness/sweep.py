@@ -41,6 +41,13 @@ __all__ = ["grid", "points", "Point", "run_sweep", "SweepResult", "DECAY_SETTING
 
 # what a sweep point may change and still share its replay with the others (what consolidation prunes)
 DECAY_SETTINGS = ("law", "law_params", "threshold")
+# what is made once and shipped to every point, so a sweep cannot vary it: the table, and what to do instead
+SHARED_BY_POINTS = {
+    "embedding": "the points of a sweep share one embedder; run one experiment per embedding setting "
+                 "(openclaw-lab run … --set embedding.…=…)",
+    "dataset": "the points of a sweep share one loaded dataset; set it in the config's [dataset] table, one sweep "
+               "per dataset",
+}  # fmt: skip
 
 
 def grid(config: ExperimentConfig) -> list[dict[str, Any]]:
@@ -51,12 +58,8 @@ def grid(config: ExperimentConfig) -> list[dict[str, Any]]:
     for key, values in config.sweep.items():
         if not isinstance(values, list) or not values:
             raise ConfigError(f"sweep.{key}", f"expected a non-empty list of values, got {values!r}")
-        if key.split(".")[0] == "embedding":  # its vectors are computed once and shipped to every point
-            raise ConfigError(f"sweep.{key}", "the points of a sweep share one embedder; run one experiment per "
-                                              "embedding setting (openclaw-lab run … --set embedding.…=…)")  # fmt: skip
-        if key.split(".")[0] == "dataset":  # it is loaded once and shipped to every point
-            raise ConfigError(f"sweep.{key}", "the points of a sweep share one loaded dataset; set it in the "
-                                              "config's [dataset] table, one sweep per dataset")  # fmt: skip
+        if (table := key.split(".")[0]) in SHARED_BY_POINTS:
+            raise ConfigError(f"sweep.{key}", SHARED_BY_POINTS[table])
     return [dict(zip(keys, combo)) for combo in itertools.product(*config.sweep.values())]
 
 
@@ -125,42 +128,42 @@ def run_sweep(
         sweep_dir.mkdir(parents=True)  # each point appears in it when complete
     written = _written_points(Path(results_dir) / config.name, benchmark) if reuse and sweep_dir is not None else {}
     rows: dict[int, dict[str, Any]] = {}
-    todo = []
-    for n, (values, point, built) in enumerate(grid_points):
-        if (earlier := written.get(point.fingerprint())) is not None:
+    todo: list[tuple[int, Point]] = []  # (grid index, point) of the points to run now
+    for n, point in enumerate(grid_points):
+        if (earlier := written.get(point.config.fingerprint())) is not None:
             shutil.copytree(earlier, sweep_dir / f"point-{n:02d}")  # type: ignore[operator]
             metrics = json.loads((earlier / "metrics.json").read_text())
-            rows[n] = _summary_row(n, values, point, metrics["systems"], metrics["memory"])
+            rows[n] = _summary_row(n, point.values, point.config, metrics["systems"], metrics["memory"])
         else:
-            todo.append((n, values, point, built))
+            todo.append((n, point))
     if todo:  # the texts go with the tasks only when there are tasks
         embedder = for_tasks(embedder, _texts(benchmark, todo), engine, progress)
     shared = {"embedder": embedder, "benchmark": benchmark}
-    names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in values.items())})" for n, values, _, _ in todo]
+    names = [f"{n} ({', '.join(f'{k}={v!r}' for k, v in point.values.items())})" for n, point in todo]
     replayed, failed = {}, []
-    for group in _replay_groups([point for _, _, point, _ in todo]):  # points that differ only in decay replay once
+    for group in _replay_groups([point.config for _, point in todo]):  # points that differ only in decay replay once
         try:
-            replayed |= _replay_together(group, [todo[i][3] for i in group], benchmark, shared["embedder"], engine,
-                                         progress, config.name)  # fmt: skip
+            replayed |= _replay_together(group, [todo[i][1].built for i in group], benchmark, shared["embedder"],
+                                         engine, progress, config.name)  # fmt: skip
         except TaskError as error:
             failed += [Outcome(i, names[i], error=error) for i in group]
     runnable = [i for i in range(len(todo)) if i not in {o.index for o in failed}]
-    inner = progress and isinstance(engine, LocalEngine)  # a point's own bars, under the sweep's, where they can show
+    in_process = isinstance(engine, LocalEngine)
+    inner = progress and in_process  # a point's own bars, under the sweep's, where they can show
     # a point's build goes only to a task in this process: it holds the driver's embedder (not the copy shipped to
     # workers) and the QA cache's SQLite connection, which a forked worker must not share; on Ray it would be
     # pickled with its clients and closures. A worker builds its point itself, once
-    in_process = isinstance(engine, LocalEngine)
-    inputs = [(todo[i][2], sweep_dir / f"point-{todo[i][0]:02d}" if sweep_dir else None, replayed.get(i), inner,
-               todo[i][3] if in_process else None) for i in runnable]  # fmt: skip
+    inputs = [(point.config, sweep_dir / f"point-{n:02d}" if sweep_dir else None, replayed.get(i), inner,
+               point.built if in_process else None) for i, (n, point) in enumerate(todo) if i in runnable]  # fmt: skip
     results = {}
     outcomes = engine.map(_run_point, inputs, names=[names[i] for i in runnable], shared=shared)
     for outcome in tqdm(outcomes, total=len(runnable), desc=f"sweep {config.name}", unit="point", disable=not progress):
         if outcome.error is not None:
             failed.append(outcome)
             continue
-        n, values, point, _ = todo[runnable[outcome.index]]
+        n, point = todo[runnable[outcome.index]]
         results[n] = outcome.value
-        rows[n] = _summary_row(n, values, point, outcome.value.metrics, outcome.value.memory)
+        rows[n] = _summary_row(n, point.values, point.config, outcome.value.metrics, outcome.value.memory)
         _write_summary(rows, sweep_dir)  # a sweep stopped midway still has the summary of what finished
     summary = pd.DataFrame([rows[n] for n in sorted(rows)])
     if sweep_dir is not None:
@@ -214,9 +217,9 @@ def _local(point: ExperimentConfig) -> ExperimentConfig:
     return point.with_values({"engine.name": "local", "engine.address": None, "engine.num_cpus": None})
 
 
-def _texts(benchmark: Benchmark, todo: list[tuple[int, dict[str, Any], ExperimentConfig, Built]]) -> list[str]:
+def _texts(benchmark: Benchmark, todo: list[tuple[int, Point]]) -> list[str]:
     """Every text the points will embed: their memory units and the questions."""
-    units = {point.memory.unit for _, _, point, _ in todo}
+    units = {point.config.memory.unit for _, point in todo}
     return [t for unit in sorted(units) for c in benchmark.conversations for t in unit_texts(c, unit)] + [
         q.text for q in benchmark.questions
     ]
