@@ -46,7 +46,7 @@ from openclaw_lab.retrieval.learned import content_words
 from openclaw_lab.retrieval.tokenize import resolve_stopwords
 
 __all__ = ["neighbour_pairs", "pair_features", "FactPairModel", "PairSupersession", "PAIR_FEATURES", "RELATIONS",
-           "DEFAULT_PAIR_MODEL"]  # fmt: skip
+           "DEFAULT_PAIR_MODEL", "PairMemo"]  # fmt: skip
 
 DEFAULT_PAIR_MODEL = Path(__file__).parent / "models" / "fact_pairs.json"
 FORMAT = "openclaw-lab/fact-pairs"
@@ -105,9 +105,8 @@ def _neighbours(
     if len(live) < 2:
         return live, [], None
     cosine = _cosines(live)
-    older = np.tril(np.ones_like(cosine, dtype=bool), -1)
-    ranked = np.argsort(np.where(older, -cosine, np.inf), axis=1, kind="stable")[:, :k]
-    found = {(int(i), newer) for newer in range(1, len(live)) for i in ranked[newer, : min(k, newer)]}
+    nearest = _top(cosine, np.tril(np.ones_like(cosine, dtype=bool), -1), k)
+    found = {(int(i), newer) for newer in range(1, len(live)) for i in nearest[newer, : min(k, newer)]}
     for holders in _by_name(live).values():
         found.update((a, b) for n, b in enumerate(holders) for a in holders[:n] if cosine[a, b] >= min_similarity)
     return live, [(a, b, float(cosine[a, b])) for a, b in sorted(found)], cosine
@@ -121,41 +120,96 @@ def _by_name(live: Sequence[MemoryItem]) -> dict[str, list[int]]:
     return holders
 
 
-def _ranks(scores: np.ndarray, allowed: np.ndarray) -> np.ndarray:
-    """Each column's rank in its row among the ``allowed`` ones, best first (``_FAR`` where not allowed)."""
-    order = np.argsort(np.where(allowed, -scores, np.inf), axis=1, kind="stable")
-    ranks = np.empty_like(order)
-    np.put_along_axis(ranks, order, np.arange(scores.shape[1])[None, :], axis=1)
-    return np.where(allowed, np.minimum(ranks, _FAR), _FAR)
+def _top(scores: np.ndarray, allowed: np.ndarray, depth: int, block: int = 2048) -> np.ndarray:
+    """Each row's first ``depth`` allowed columns, best score first and ties by lower column (a stable sort's
+    order), padded with -1. A partial sort, row block by row block: a full sort of every pair of a long
+    memory was most of a consolidation run's time, and only the first ``_FAR`` ranks are ever read.
+
+    >>> _top(np.array([[0.2, 0.9, 0.9, 0.5]]), np.array([[True, True, True, False]]), 2).tolist()
+    [[1, 2]]
+    """
+    rows, columns = scores.shape
+    depth = min(depth, columns)
+    out = np.full((rows, depth), -1, dtype=np.int64)
+    for start in range(0, rows, block) if depth else ():
+        key = np.where(allowed[start : start + block], -scores[start : start + block], np.inf)
+        part = np.argpartition(key, depth - 1, axis=1)[:, :depth]
+        values = np.take_along_axis(key, part, axis=1)
+        order = np.lexsort((part, values), axis=1)  # by key, then by column: the stable order
+        part, values = np.take_along_axis(part, order, axis=1), np.take_along_axis(values, order, axis=1)
+        edge = values[:, -1:]  # a tie at the edge may have left out a lower column: those rows take the lowest
+        cut = np.isfinite(edge[:, 0]) & ((key == edge).sum(axis=1) > (values == edge).sum(axis=1))
+        for row in np.flatnonzero(cut):
+            above = part[row][values[row] < edge[row, 0]]
+            part[row] = np.concatenate([above, np.flatnonzero(key[row] == edge[row, 0])[: depth - above.size]])
+            values[row] = key[row, part[row]]
+        out[start : start + block] = np.where(np.isfinite(values), part, -1)
+    return out
+
+
+def _rank_of(top: np.ndarray, rows: np.ndarray, columns: np.ndarray) -> np.ndarray:
+    """Each (row, column)'s place in ``top`` (``_FAR`` where it is not there: past ``_FAR`` or not allowed)."""
+    found = top[rows] == columns[:, None]
+    return np.where(found.any(axis=1), found.argmax(axis=1), _FAR)
 
 
 def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, float]],
-                  cosine: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+                  cosine: np.ndarray | None = None, memo: PairMemo | None = None) -> np.ndarray:  # fmt: skip
     """One row of ``PAIR_FEATURES`` per (older, newer, cosine) pair of ``live`` (oldest first); ``cosine``: their
-    cosine matrix, when the caller has it already."""
+    cosine matrix, when the caller has it already; ``memo``: what each pair says on its own (every feature but
+    the two ranks), kept across calls so that a pair is read once (see ``FactPairModel.pairs``)."""
     if not pairs:
         return np.zeros((0, len(PAIR_FEATURES)))
     cosine = _cosines(live) if cosine is None else cosine
     older = np.tril(np.ones_like(cosine, dtype=bool), -1)
-    older_rank = _ranks(cosine, older)  # [newer, older]: the older item's rank among the newer one's neighbours
-    names = [_names(item) for item in live]
     shares_name = np.zeros_like(older)
     for holders in _by_name(live).values():
         shares_name[np.ix_(holders, holders)] = True
-    subject_rank = _ranks(cosine, older & shares_name)
-    said = [_said(item) for item in live]
-    words = [found - {name.lower() for name in names[i]} for i, found in enumerate(content_words(said))]
+    newer_of, older_of = np.array([b for _, b, _ in pairs]), np.array([a for a, _, _ in pairs])
+    # each older item's rank among the newer one's older neighbours, and among those that share a name with it:
+    # the only features that change as memories come and go, so the only ones read again at every call
+    older_rank = _rank_of(_top(cosine, older, _FAR), newer_of, older_of)
+    subject_rank = _rank_of(_top(cosine, older & shares_name, _FAR), newer_of, older_of)
+    memo = PairMemo() if memo is None else memo
+    keys = memo.keys(live)
+    unread = [(a, b) for a, b, _ in pairs if (keys[a], keys[b]) not in memo.rows]
+    memo.rows.update(zip(((keys[a], keys[b]) for a, b in unread), _own_features(live, unread)))
+    own = np.asarray([memo.rows[keys[a], keys[b]] for a, b, _ in pairs], dtype=float)
+    return np.column_stack([[c for _, _, c in pairs], np.log1p(older_rank), np.log1p(subject_rank), own])
+
+
+class PairMemo:
+    """What pairs of memories say on their own (every feature but the ranks), by pair, read once: a replay asks
+    about the same pairs at every consolidation run. A memory is known by its id, time, words and speaker (a
+    merge rewrites the words under the same id); each gets a number, so that a pair's key is two ints."""
+
+    def __init__(self, limit: int = 1_000_000) -> None:
+        self.limit, self.numbers, self.rows = limit, {}, {}
+
+    def keys(self, live: Sequence[MemoryItem]) -> list[int]:
+        if len(self.rows) > self.limit:  # started again rather than grown without end
+            self.numbers.clear()
+            self.rows.clear()
+        return [self.numbers.setdefault((item.id, item.created_at, item.content, item.metadata.get("speaker")),
+                                        len(self.numbers)) for item in live]  # fmt: skip
+
+
+def _own_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int]]) -> list[tuple]:
+    """``PAIR_FEATURES`` after the ranks, for each (older, newer) pair: what the two items say, who said them, when."""
+    used = sorted({i for pair in pairs for i in pair})
+    names = {i: _names(live[i]) for i in used}
+    said = {i: _said(live[i]) for i in used}
     # what each item says on its own, read once per item rather than once per pair it is in
-    change = [bool(_CHANGE.search(text)) for text in said]
-    question = ["?" in text for text in said]
-    first_person = [bool(_FIRST_PERSON.search(text)) for text in said]
-    speaker = [item.metadata.get("speaker") for item in live]
+    words = {i: found - {name.lower() for name in names[i]} for i, found in zip(used, content_words([said[i] for i in used]))}
+    change = {i: bool(_CHANGE.search(said[i])) for i in used}
+    question = {i: "?" in said[i] for i in used}
+    first_person = {i: bool(_FIRST_PERSON.search(said[i])) for i in used}
+    speaker = {i: live[i].metadata.get("speaker") for i in used}
     rows = []
-    for a, b, ab_cosine in pairs:
+    for a, b in pairs:
         union, shared = words[a] | words[b], words[a] & words[b]
         both_names = names[a] | names[b]
         rows.append((
-            ab_cosine, np.log1p(older_rank[b, a]), np.log1p(subject_rank[b, a]),
             len(shared) / len(union) if union else 0.0,
             len(names[a] & names[b]) / len(both_names) if both_names else 0.0,
             len(words[a]) - len(shared), len(words[b]) - len(shared),
@@ -165,7 +219,7 @@ def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, fl
             np.log1p(max((live[b].created_at - live[a].created_at).total_seconds(), 0.0) / 86400),
             first_person[a] and first_person[b],
         ))  # fmt: skip
-    return np.asarray(rows, dtype=float)
+    return rows
 
 
 class FactPairModel:
@@ -180,11 +234,17 @@ class FactPairModel:
         self.layers = [(np.asarray(w), np.asarray(b)) for w, b in zip(model["weights"], model["biases"])]
         self.k, self.min_similarity = int(model["k"]), float(model["min_similarity"])
         self.provenance: dict[str, Any] = model.get("provenance", {})
+        self.memo = PairMemo()
 
     def pairs(self, items: Sequence[MemoryItem]) -> tuple[list[MemoryItem], list[tuple[int, int, float]], np.ndarray]:
-        """The candidate pairs of ``items`` (the model's own ``k`` and ``min_similarity``) and their probabilities."""
+        """The candidate pairs of ``items`` (the model's own ``k`` and ``min_similarity``) and their probabilities.
+
+        A replay asks again at every consolidation run, mostly about pairs it asked about before: what a pair
+        says on its own is read once (``PairMemo``); only the ranks are read anew. The probabilities are those
+        of a model without the memo, to the last bit.
+        """
         live, pairs, cosine = _neighbours(items, self.k, self.min_similarity)
-        return live, pairs, self.probabilities(pair_features(live, pairs, cosine))
+        return live, pairs, self.probabilities(pair_features(live, pairs, cosine, self.memo))
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """One row of ``RELATIONS`` probabilities per feature row (a ReLU layer, then softmax)."""

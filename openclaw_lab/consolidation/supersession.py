@@ -19,6 +19,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Protocol
 
 import numpy as np
@@ -40,8 +41,12 @@ def subjects(item: MemoryItem) -> frozenset[str]:
     ...                                metadata={"speaker": "Caroline"})))
     ['Ana', 'Porto']
     """
-    speaker = str(item.metadata.get("speaker", ""))
-    return frozenset(name for name in _NAME.findall(item.content) if name not in _NOT_NAMES and name != speaker)
+    return _subjects(item.content, str(item.metadata.get("speaker", "")))
+
+
+@lru_cache(maxsize=100_000)  # consolidation asks about every memory at every run
+def _subjects(content: str, speaker: str) -> frozenset[str]:
+    return frozenset(name for name in _NAME.findall(content) if name not in _NOT_NAMES and name != speaker)
 
 
 class SupersessionRule(Protocol):

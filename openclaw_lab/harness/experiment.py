@@ -354,7 +354,8 @@ def _evaluate(config: ExperimentConfig, built: Built, benchmark: Benchmark, work
         evaluation = evaluate_systems(benchmark, replays, config, built.systems, progress)
     item_runs, items = evaluation.item_runs, evaluation.items
     turns = sum(len(s.turns) for c in benchmark.conversations for s in c.sessions)
-    costs = cost_table(evaluation.costs, {**replay_cost, "turns": turns})
+    consolidation = sum(replay.consolidation_seconds for replay in replays)
+    costs = cost_table(evaluation.costs, {**replay_cost, "turns": turns, "consolidation_seconds": consolidation})
     answers = _answer_table(benchmark, items, config, built.embedder, item_runs)
     kept = _answer_kept(config, built, benchmark, workdir, progress, answers)
     qa, qa_table = _qa(built, benchmark, items, item_runs, progress)

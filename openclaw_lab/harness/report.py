@@ -95,8 +95,9 @@ def _costs_lines(costs: pd.DataFrame | None) -> list[str]:
     if costs is None:
         return []
     return ["## Costs (this run, this machine)", "",
-            "Ingest: seconds per 1,000 turns (ours: the shared replay plus the system's own indexing). Query: "
-            "milliseconds per question. Peak: resident memory added while the system ran (MiB).", "",
+            "Ingest: seconds per 1,000 turns (ours: the shared replay plus the system's own indexing), of which "
+            "consolidation: the replay's consolidation runs. Query: milliseconds per question. Peak: resident "
+            "memory added while the system ran (MiB).", "",
             costs.round(2).to_markdown(), ""]  # fmt: skip
 
 

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import tempfile
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -53,6 +54,7 @@ class ConversationReplay:
     admitted: dict[str, bool] = field(default_factory=dict)  # turn id -> admitted by the admission policy
     asked_at: datetime | None = None  # the question time: every stage that ranks or scores reads it here
     conversation: Conversation | None = None  # what was replayed (another memory system replays it too)
+    consolidation_seconds: float = 0.0  # wall time of the consolidation runs (shared ones counted in full)
 
 
 def render_turn(speaker: str, text: str, caption: str = "") -> str:
@@ -151,6 +153,7 @@ class ReplayState:
     admitted: dict[str, bool] = field(default_factory=dict)
     consolidations: list[dict[str, Any]] = field(default_factory=list)  # the runs' reports, JSON-native
     asked_at: datetime | None = None
+    consolidation_seconds: float = 0.0  # wall time spent in consolidation runs so far
 
     def copy(self, **changes: Any) -> ReplayState:
         """A copy whose records can grow apart from this one's (the memory is shared unless changed)."""
@@ -240,7 +243,7 @@ class ReplaySteps:
         return ConversationReplay(
             self.conversation.id, items, units_seen=sum(kind == "unit" for kind, _ in self.steps),
             footprint=list(state.footprint), consolidations=log, admitted=dict(state.admitted),
-            asked_at=state.asked_at, conversation=self.conversation,
+            asked_at=state.asked_at, conversation=self.conversation, consolidation_seconds=state.consolidation_seconds,
             promoted_turn_ids={t for unit_id in ever_promoted for t in self.sources.get(unit_id, ())},
         )  # fmt: skip
 
@@ -248,9 +251,16 @@ class ReplaySteps:
 def consolidate_now(state: ReplayState, step: int) -> list[Any]:
     """Run the consolidation that is due and log its report (as the episodic tier's log reads it back)."""
     scheduler = state.scheduler
-    scheduler.tick()  # type: ignore[union-attr]
+    timed_tick(state)
     state.consolidations.append(json.loads(json.dumps(scheduler.last_result.to_dict())))  # type: ignore[union-attr]
     return []
+
+
+def timed_tick(state: ReplayState) -> None:
+    """The scheduler's due run, its wall time added to ``state.consolidation_seconds``."""
+    started = time.perf_counter()
+    state.scheduler.tick()  # type: ignore[union-attr]
+    state.consolidation_seconds += time.perf_counter() - started
 
 
 def replay_conversation(

@@ -30,7 +30,7 @@ from openclaw_lab.embedding import Embedder
 from openclaw_lab.manager import MemoryManager
 from openclaw_lab.model import MemoryItem, MemoryTier
 from openclaw_lab.replay.conversation import (
-    ConversationReplay, ReplayPlan, ReplayState, ReplaySteps, replay_conversation, safe_name,
+    ConversationReplay, ReplayPlan, ReplayState, ReplaySteps, replay_conversation, safe_name, timed_tick,
 )  # fmt: skip
 from openclaw_lab.tiers.episodic import EpisodicMemory
 from openclaw_lab.tiers.semantic import SemanticMemory
@@ -128,7 +128,7 @@ class _Branch:
     def consolidate(self, state: ReplayState, step: int) -> list[_Branch]:
         """The due run, for every member: save first, and fork the members whose prune decisions part."""
         saved = self.shared.save(self) if len(self.members) > 1 else None
-        state.scheduler.tick()  # type: ignore[union-attr]
+        timed_tick(state)
         groups = self.shared.record(self, state.scheduler.last_result)  # type: ignore[union-attr]
         self.shared.set_members(self, groups[0])
         if saved is None:

@@ -8,11 +8,13 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from openclaw_lab.consolidation import SUPERSEDED_BY
 from openclaw_lab.consolidation.consolidate import FROM, SOURCE_COUNTS
 from openclaw_lab.consolidation.fact_pairs import (
-    PAIR_FEATURES, RELATIONS, FactPairModel, PairSupersession, neighbour_pairs, pair_features,
+    _FAR, PAIR_FEATURES, RELATIONS, FactPairModel, PairSupersession, _rank_of, _top, neighbour_pairs, pair_features,
 )  # fmt: skip
 from openclaw_lab.consolidation.merge import MERGED_FROM, RestatementMerge, absorb
 from openclaw_lab.datasets import generate
@@ -49,6 +51,40 @@ def test_candidates_are_the_nearest_older_items_and_those_naming_a_shared_subjec
     assert x.shape == (1, len(PAIR_FEATURES)) and x[0, PAIR_FEATURES.index("name_overlap")] == pytest.approx(1 / 3)
     with pytest.raises(ValueError, match="k: -1"):
         neighbour_pairs(items, k=-1)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 60), st.integers(1, 70), st.integers(1, 25), st.integers(0, 3), st.integers(0, 2**32 - 1))
+def test_the_partial_sort_orders_as_a_full_stable_sort_ties_included(rows, depth, block, levels, seed):
+    rng = np.random.default_rng(seed)
+    columns = int(rng.integers(1, 80))
+    # few distinct scores (levels > 0) make ties at the cut, which a partial sort may break the other way
+    scores = (rng.integers(0, levels + 1, (rows, columns)) if levels else rng.normal(size=(rows, columns))).astype(np.float32)
+    allowed = rng.random((rows, columns)) < rng.random()
+    full = np.argsort(np.where(allowed, -scores, np.inf), axis=1, kind="stable")
+    expected = np.where(np.take_along_axis(allowed, full, axis=1), full, -1)[:, :depth]
+    assert np.array_equal(_top(scores, allowed, depth, block), expected)
+    ranks = np.empty_like(full)
+    np.put_along_axis(ranks, full, np.arange(columns)[None, :], axis=1)
+    r, c = np.nonzero(np.ones_like(allowed))
+    assert np.array_equal(_rank_of(_top(scores, allowed, _FAR, block), r, c),
+                          np.where(allowed, np.minimum(ranks, _FAR), _FAR)[r, c])
+
+
+def test_a_model_that_remembers_pairs_judges_as_a_fresh_one_as_memories_come_change_and_go():
+    rng = np.random.default_rng(3)
+    names = ["Ana", "Rui", "Marta", "Porto", "Lyon"]
+    items = [MemoryItem.new(f"user: {names[n % 5]} and {names[n * 7 % 5]} {['now live', 'like', 'left'][n % 3]} there {n % 4}",
+                            now=T0 + timedelta(hours=n), id=f"m{n}", metadata={"speaker": "user"},
+                            embedding=np.round(rng.normal(size=8), 1))  # rounded: ties among cosines
+             for n in range(120)]  # fmt: skip
+    remembering = FactPairModel()
+    for held in (items[:40], items[:80], items[:80:2], [items[0].replace(content="user: Ana moved to Lyon"), *items[1:120]]):
+        live, pairs, chances = remembering.pairs(held)
+        fresh_live, fresh_pairs, fresh_chances = FactPairModel().pairs(held)
+        assert [i.id for i in live] == [i.id for i in fresh_live] and pairs == fresh_pairs
+        assert np.array_equal(chances, fresh_chances)  # to the last bit
+    assert len(remembering.memo.rows) > len(pairs)  # pairs of earlier calls were kept
 
 
 def test_absorb_keeps_every_source_the_newest_words_and_time_and_the_semantic_provenance():
@@ -113,6 +149,8 @@ def test_restatement_merge_and_pair_supersession_in_a_replay(embedder):
     assert memory["provenance"]["unknown_sources"] == 0 and memory["provenance"]["orphaned_superseded"] == 0
     held = memory["compression"]["episodic"]["items"]
     assert held < 2000  # restatements are held once
+    cost = result.costs.loc["keep"]  # consolidation's runs are timed: a part of the replay's time
+    assert 0 < cost["consolidation_s_per_1k_turns"] < cost["ingest_s_per_1k_turns"]
 
 def test_the_pair_strategies_run_on_a_longmemeval_file_and_measure_its_knowledge_update(embedder):
     fixture = Path(__file__).resolve().parents[1] / "datasets" / "fixtures" / "lme_format_tiny.json"
