@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 import string
 
-__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens", "split_words", "normalize_answer"]
+__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens", "split_words", "normalize_answer", "sentences", "says_change"]
 
 # Han (with extension A and compatibility ideographs), kana, and Hangul syllables.
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
@@ -79,3 +79,36 @@ def normalize_answer(text: str) -> str:
     if not isinstance(text, str):
         raise ValueError(f"text: {text!r} is not a string")
     return " ".join(_ARTICLES.sub(" ", text.lower().translate(_PUNCTUATION)).split())
+
+
+# A sentence ends at . ! ? (then a space) or at Chinese and Japanese 。！？ (no space), and at every line break.
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+|(?<=[。！？])|\n+")
+# Words that say a value changed ("now 250 ms", "the new deadline", "moved to Lyon", "现在", "改成"): general
+# words of change, not any dataset's templates.
+_CHANGE = re.compile(
+    r"\b(now|new|newly|recently|just|moved|relocated|changed|switched|quit|sold|replaced|left|no longer|any ?more|"
+    r"anymore|actually|instead|these days|started|stopped|gave up|got rid|updated?|increased|decreased|reduced|"
+    r"improved|extended|reached|rescheduled|revised|adjusted|raised|lowered|shifted|postponed|promoted|upgraded|"
+    r"grown|dropped|went (?:up|down))\b|现在|改成|改为|换了|搬到|不再|最近|新的|已经",
+    re.IGNORECASE,
+)
+
+
+def sentences(text: str) -> list[str]:
+    """``text``'s sentences and lines, stripped, those of fewer than four characters left out (``[text]`` when
+    none is left).
+
+    >>> sentences("Budget: $2,000. It is now $1,500!\\nok\\n我搬到杭州了。现在很好")
+    ['Budget: $2,000.', 'It is now $1,500!', '我搬到杭州了。', '现在很好']
+    """
+    found = [piece.strip() for piece in _SENTENCE_END.split(text)]
+    return [piece for piece in found if len(piece) >= 4 or (piece and has_cjk(piece))] or [text]
+
+
+def says_change(text: str) -> bool:
+    """Whether ``text`` has a word that says a value changed.
+
+    >>> says_change("The deadline moved to April 5"), says_change("The deadline is April 1"), says_change("现在住在杭州")
+    (True, False, True)
+    """
+    return _CHANGE.search(text) is not None

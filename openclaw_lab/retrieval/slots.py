@@ -16,17 +16,27 @@ Measured (issue 48; generator, 4,000 turns, seed 7, restatement merge on, margin
 0.008 (a merged memory holds several turns, so the turns of the top ten can change a little). The cost: a
 newer memory about the same subject but another attribute can pass the answer (dense MRR 0.819 -> 0.790).
 The slot score is the cosine of the whole memory; in long messages on one project most memories are about
-as close to the question, newer chatter passes the answer there too, and a sentence-level slot is the next step.
+as close to the question, newer chatter passes the answer there too.
+
+Three settings sharpen it for such histories. ``unit = "sentence"``: a hit's slot score is its closest
+sentence's cosine to the question (a long message states the fact in one sentence); ``cue``: a newer hit
+passes only when that sentence has a word of change ("now", "new", "moved", "increased", "现在", …:
+``text.says_change``), which an update usually has and a restatement or an aside usually has not;
+``same_speaker``: it passes only a hit of its own speaker (the user updates what the user said; an
+assistant's echo of the question passes nothing). Measured in ``docs/results/consolidation-quality.md``.
 
 >>> from datetime import datetime
 >>> rule = SlotRecency(window=3, margin=0.1)
+>>> at = lambda slot, day, changed=True: Said(slot, datetime(2024, 3, day), "user", changed)
 >>> hits = {"old": 0.9, "new": 0.8, "chat": 0.7, "deep": 0.1}
->>> slot = {"old": 0.62, "new": 0.58, "chat": 0.30, "deep": 0.9}  # the question's cosine to each hit
->>> times = {"old": datetime(2024, 3, 1), "new": datetime(2024, 3, 9), "chat": datetime(2024, 4, 1),
-...          "deep": datetime(2024, 5, 1)}
->>> reordered = rule.reorder(hits, slot, times)  # "chat" is newer but off the slot; "deep" is below the window
+>>> said = {"old": at(0.62, 1), "new": at(0.58, 9), "chat": at(0.30, 20), "deep": at(0.9, 30)}
+>>> reordered = rule.reorder(hits, said)  # "chat" is newer but off the slot; "deep" is below the window
 >>> sorted(reordered, key=reordered.get, reverse=True)
 ['new', 'old', 'chat', 'deep']
+>>> said["new"] = at(0.58, 9, changed=False)  # with cue, an update must say that something changed
+>>> reordered = SlotRecency(window=3, margin=0.1, cue=True).reorder(hits, said)
+>>> sorted(reordered, key=reordered.get, reverse=True)
+['old', 'new', 'chat', 'deep']
 """
 
 from __future__ import annotations
@@ -40,10 +50,23 @@ import numpy as np
 
 from openclaw_lab.model import Hit, MemoryFilter, MemoryItem, check_k
 from openclaw_lab.retrieval.protocol import Retriever, RunDict, check_query, search_batch
+from openclaw_lab.text import says_change, sentences
 
-__all__ = ["SlotRecency", "SlotResolved", "slot_recency", "BASES"]
+__all__ = ["SlotRecency", "SlotResolved", "Said", "slot_recency", "BASES", "UNITS"]
 
 BASES = ("bm25", "dense", "hybrid")  # the retrievers ``slot_recency`` can wrap
+UNITS = ("memory", "sentence")  # what a hit's slot score is read from
+
+
+@dataclass(frozen=True)
+class Said:
+    """What the rule reads of a hit: its slot score (cosine to the question), when it was made, who said it,
+    and whether the part read says that something changed."""
+
+    slot: float
+    at: datetime
+    speaker: str | None = None
+    changed: bool = True
 
 
 @dataclass(frozen=True)
@@ -51,17 +74,23 @@ class SlotRecency:
     """Let newer hits about the question's slot pass older ones in the top ``window`` (see the module doc).
 
     ``window``: how many of the best hits are read again (the set of them never changes); ``margin``: how far
-    below an older hit's cosine to the question a newer hit may lie and still pass it.
+    below an older hit's cosine to the question a newer hit may lie and still pass it; ``cue``: a newer hit
+    passes only if it says that something changed; ``same_speaker``: only a hit of its own speaker.
     """
 
     window: int = 10
     margin: float = 0.1
+    cue: bool = False
+    same_speaker: bool = False
 
     def __post_init__(self) -> None:
         if isinstance(self.window, bool) or not isinstance(self.window, int) or self.window < 2:
             raise ValueError(f"window: {self.window!r} must be an int >= 2 (the hits read again)")
         if isinstance(self.margin, bool) or not isinstance(self.margin, (int, float)) or not 0 <= self.margin <= 2:
             raise ValueError(f"margin: {self.margin!r} must be a cosine distance in [0, 2]")
+        for name in ("cue", "same_speaker"):
+            if not isinstance(getattr(self, name), bool):
+                raise ValueError(f"{name}: {getattr(self, name)!r} must be true or false")
 
     def window_ids(self, ranked: Sequence[str], hits: Mapping[str, float]) -> list[str]:
         """The first ``window`` of ``ranked``, less any tied in score with the first hit below the window: which
@@ -71,22 +100,19 @@ class SlotRecency:
             head = [i for i in head if hits[i] > hits[ranked[self.window]]]
         return head
 
-    def passes(self, newer: str, older: str, slot: Mapping[str, float], times: Mapping[str, datetime]) -> bool:
-        """Whether ``newer`` goes above ``older``: made later, and about as close to the question."""
-        return times[newer] > times[older] and slot[newer] >= slot[older] - self.margin
+    def passes(self, newer: Said, older: Said) -> bool:
+        """Whether ``newer`` goes above ``older``: made later, about as close to the question, and (as set)
+        saying that something changed, by the same speaker."""
+        return (newer.at > older.at and newer.slot >= older.slot - self.margin and (newer.changed or not self.cue)
+                and (newer.speaker == older.speaker or not self.same_speaker))  # fmt: skip
 
-    def reorder(
-        self, hits: Mapping[str, float], slot: Mapping[str, float], times: Mapping[str, datetime]
-    ) -> dict[str, float]:
-        """``hits`` (id -> score, higher is better) with the window's scores handed out in the new order.
-
-        ``slot``: each hit's cosine to the question (at least for the top ``window``); ``times``: when each
-        hit was made.
-        """
+    def reorder(self, hits: Mapping[str, float], said: Mapping[str, Said]) -> dict[str, float]:
+        """``hits`` (id -> score, higher is better) with the window's scores handed out in the new order;
+        ``said``: what the rule reads of each hit (at least of the top ``window``)."""
         ranked = sorted(hits, key=lambda i: (-hits[i], i))
         order: list[str] = []
         for hit in self.window_ids(ranked, hits):  # each goes right above the highest hit it passes, if any
-            passes = (n for n, other in enumerate(order) if self.passes(hit, other, slot, times))
+            passes = (n for n, other in enumerate(order) if self.passes(said[hit], said[other]))
             order.insert(next(passes, len(order)), hit)
         out = dict(hits)
         out.update(zip(order, sorted((hits[i] for i in order), reverse=True)))
@@ -96,28 +122,35 @@ class SlotRecency:
 class SlotResolved:
     """``base``'s hits, with the top ones reordered by ``rule`` (``SlotRecency``) for each question.
 
-    The items' own embeddings give the slot scores (items without one are encoded at ``index``), the
-    question is encoded by ``embedder``; time is each item's ``created_at``.
+    ``unit = "memory"``: a hit's slot score is its own embedding's cosine to the question (items without one
+    are encoded at ``index``); ``"sentence"``: its closest sentence's (each memory's sentences encoded once,
+    through the embedder's cache). The question is encoded by ``embedder``; time is each item's ``created_at``,
+    the speaker its ``metadata["speaker"]``.
     """
 
-    def __init__(self, base: Retriever, embedder: Any, rule: SlotRecency | None = None) -> None:
+    def __init__(self, base: Retriever, embedder: Any, rule: SlotRecency | None = None, unit: str = "memory") -> None:
         if embedder is None:
             raise ValueError("embedder: slot recency compares the question with the hits; give an embedder")
-        self.base, self.embedder, self.rule = base, embedder, rule or SlotRecency()
+        if unit not in UNITS:
+            raise ValueError(f"unit: {unit!r} is not one of {', '.join(UNITS)}")
+        self.base, self.embedder, self.rule, self.unit = base, embedder, rule or SlotRecency(), unit
         self._items: dict[str, MemoryItem] = {}
         self._vectors: dict[str, np.ndarray] = {}
+        self._sentences: dict[str, tuple[list[str], np.ndarray]] = {}  # id -> its sentences and their vectors
 
     def __repr__(self) -> str:
-        return f"SlotResolved({self.base!r}, rule={self.rule!r})"
+        return f"SlotResolved({self.base!r}, rule={self.rule!r}, unit={self.unit!r})"
 
     def index(self, items: Sequence[MemoryItem]) -> None:
         items = list(items)
-        missing = [item for item in items if item.embedding is None]
+        missing = [item for item in items if item.embedding is None and self.unit == "memory"]
         encoded = _unit(self.embedder.encode([item.content for item in missing])) if missing else []
         fresh = {item.id: vector for item, vector in zip(missing, encoded)}
         for item in items:
             self._items[item.id] = item
-            self._vectors[item.id] = fresh[item.id] if item.id in fresh else _unit(item.embedding)[0]
+            self._sentences.pop(item.id, None)  # a merge may have rewritten it
+            if self.unit == "memory":
+                self._vectors[item.id] = fresh[item.id] if item.id in fresh else _unit(item.embedding)[0]
         self.base.index(items)
 
     def search(self, query: str, k: int, filter: MemoryFilter | None = None) -> list[Hit]:
@@ -132,13 +165,36 @@ class SlotResolved:
         run = search_batch(self.base, queries, max(k, self.rule.window), filters)
         asked = [qid for qid in queries if run.get(qid)]
         vectors = _unit(self.embedder.encode([queries[qid] for qid in asked])) if asked else []
+        if self.unit == "sentence":
+            self._read_sentences({i for qid in asked for i in run[qid]})
         out: RunDict = {qid: {} for qid in queries}
         for qid, vector in zip(asked, vectors):
             hits = run[qid]
-            slot = {i: float(self._vectors[i] @ vector) for i in hits}
-            reordered = self.rule.reorder(hits, slot, {i: self._items[i].created_at for i in hits})
+            reordered = self.rule.reorder(hits, {i: self._said(i, vector) for i in hits})
             out[qid] = dict(sorted(reordered.items(), key=lambda pair: (-pair[1], pair[0]))[:k])
         return out
+
+    def _read_sentences(self, ids: set[str]) -> None:
+        """Split and encode the sentences of the memories among ``ids`` not read yet, in one batch."""
+        new = sorted(i for i in ids if i not in self._sentences)
+        split = [sentences(self._items[i].content) for i in new]
+        flat = [sentence for parts in split for sentence in parts]
+        matrix = _unit(self.embedder.encode(flat, progress=False)) if flat else np.zeros((0, 0), dtype=np.float32)
+        start = 0
+        for i, parts in zip(new, split):
+            self._sentences[i] = (parts, matrix[start : start + len(parts)])
+            start += len(parts)
+
+    def _said(self, item_id: str, question: np.ndarray) -> Said:
+        item = self._items[item_id]
+        if self.unit == "sentence":
+            parts, matrix = self._sentences[item_id]
+            cosines = matrix @ question
+            best = int(cosines.argmax())
+            slot, text = float(cosines[best]), parts[best]
+        else:
+            slot, text = float(self._vectors[item_id] @ question), item.content
+        return Said(slot, item.created_at, item.metadata.get("speaker"), says_change(text))
 
 
 def _unit(vectors: Any) -> np.ndarray:
@@ -148,13 +204,14 @@ def _unit(vectors: Any) -> np.ndarray:
 
 def slot_recency(
     embedder: Any = None, *, base: str = "hybrid", base_params: Mapping[str, Any] | None = None,
-    window: int = 10, margin: float = 0.1,
+    window: int = 10, margin: float = 0.1, unit: str = "memory", cue: bool = False, same_speaker: bool = False,
 ) -> SlotResolved:
     """The ``slot-recency`` strategy: ``base`` (one of ``BASES``, built with ``base_params``) reordered by
-    ``SlotRecency(window, margin)``. CombSUM: ``base = "hybrid"``, ``base_params = {method = "wsum"}``.
+    ``SlotRecency(window, margin, cue, same_speaker)``, slot scores read from each ``unit`` (one of ``UNITS``).
+    CombSUM: ``base = "hybrid"``, ``base_params = {method = "wsum"}``.
 
     >>> slot_recency(object(), base="bm25", window=5).rule
-    SlotRecency(window=5, margin=0.1)
+    SlotRecency(window=5, margin=0.1, cue=False, same_speaker=False)
     >>> slot_recency(object(), base="splade")
     Traceback (most recent call last):
     ...
@@ -173,4 +230,4 @@ def slot_recency(
         retriever = hybrid(embedder, **params)
     else:
         raise ValueError(f"base: {base!r} is not one of {', '.join(BASES)}")
-    return SlotResolved(retriever, embedder, SlotRecency(window=window, margin=margin))
+    return SlotResolved(retriever, embedder, SlotRecency(window, margin, cue, same_speaker), unit)
