@@ -5,8 +5,8 @@ default JSON schema): the client finds the server's pace and its one slot by its
 to keep the test short on CPU. The tests assert the mechanics, never an accuracy (a
 135M model answers badly): every answer and verdict read from the model's own output, a rerun answered by
 the cache with no request, timings and token counts recorded; and a server killed mid-run (SIGKILL) leaves
-the retrieval results in place and a cache the next run resumes from. Each server is started on a free
-port and stopped by its pid.
+the retrieval results in place and a cache the next run resumes from, on the other server. Each server is
+started on a free port and stopped by its pid.
 """
 
 from __future__ import annotations
@@ -86,34 +86,33 @@ def test_a_real_model_answers_and_judges_at_default_settings_and_a_rerun_costs_n
 
 
 def test_a_server_killed_mid_run_keeps_retrieval_and_the_next_run_resumes_from_the_cache(
-    few, embedder, tmp_path, monkeypatch
+    server, few, embedder, tmp_path, monkeypatch
 ):
     monkeypatch.setenv("OPENCLAW_LAB_CACHE", str(tmp_path / "cache"))
     put = CallCache.put
     stored = []
 
-    with LocalServer("smollm2-135m", cache_dir=tmp_path / "llm") as server:
+    with LocalServer("smollm2-135m", cache_dir=tmp_path / "llm") as killed:
 
         def put_then_kill(self, key, reply, usage=None):  # the server dies (SIGKILL) after the second reply
             put(self, key, reply, usage)
             stored.append(key)
             if len(stored) == 2:
-                server.kill()
+                killed.kill()
 
         monkeypatch.setattr(CallCache, "put", put_then_kill)
-        broken = run_experiment(settings(server), results_dir=tmp_path / "results", embedder=embedder,
+        broken = run_experiment(settings(killed), results_dir=tmp_path / "results", embedder=embedder,
                                 benchmark=few, progress=False)  # fmt: skip
-        assert server.process.returncode == -9
+        assert killed.process.returncode == -9
     monkeypatch.setattr(CallCache, "put", put)
     reason = broken.qa["skipped"]
-    assert "cannot reach" in reason and server.base_url in reason and "\n" not in reason
+    assert "cannot reach" in reason and killed.base_url in reason and "\n" not in reason
     assert broken.metrics["bm25"]["session.recall@10"] > 0  # retrieval is scored and written regardless
     saved = json.loads((broken.path / "metrics.json").read_text())
     assert saved["qa"] == {"skipped": reason} and "session.recall@10" in saved["systems"]["bm25"]
 
-    with LocalServer("smollm2-135m", cache_dir=tmp_path / "llm") as again:
-        resumed = run_experiment(settings(again), results_dir=None, embedder=embedder, benchmark=few,
-                                 progress=False)  # fmt: skip
+    # the next run, on the module's server (another port: the cache is keyed by model and messages, not by server)
+    resumed = run_experiment(settings(server), results_dir=None, embedder=embedder, benchmark=few, progress=False)
     calls = resumed.qa["calls"]
     assert "skipped" not in resumed.qa and len(resumed.qa_table) == QUESTIONS
     assert calls["answer"]["cache_hits"] == 2 and calls["answer"]["calls"] == QUESTIONS - 2  # the two kept

@@ -40,7 +40,9 @@ def experiment(*systems: dict, **metrics) -> ExperimentConfig:
 
 @pytest.fixture(scope="module")
 def benchmark():
-    return generate(240, n_conversations=2, seed=5)
+    """Two users, 11 questions: every system finds every evidence turn in its top 10 here, as at 240 turns (18
+    questions), at half the ingest time of the two libraries."""
+    return generate(120, n_conversations=2, seed=5)
 
 
 def test_the_endpoint_serves_our_vectors_to_the_openai_client(embedder):
