@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 import string
 
-__all__ = ["CJK", "has_cjk", "cjk_runs", "estimate_tokens", "split_words", "normalize_answer", "sentences", "says_change"]
+__all__ = [
+    "CJK", "has_cjk", "cjk_runs", "estimate_tokens", "split_words", "normalize_answer", "sentences", "says_change",
+]  # fmt: skip
 
 # Han (with extension A and compatibility ideographs), kana, and Hangul syllables.
 CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\u3040-\u30ff\uac00-\ud7af]+")
@@ -108,7 +110,7 @@ def sentences(text: str) -> list[str]:
 def says_change(text: str) -> bool:
     """Whether ``text`` has a word that says a value changed.
 
-    >>> says_change("The deadline moved to April 5"), says_change("The deadline is April 1"), says_change("现在住在杭州")
-    (True, False, True)
+    >>> [says_change(text) for text in ("The deadline moved to April 5", "The deadline is April 1", "现在住在杭州")]
+    [True, False, True]
     """
     return _CHANGE.search(text) is not None

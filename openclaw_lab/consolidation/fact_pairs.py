@@ -200,7 +200,8 @@ def _own_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int]]) 
     names = {i: _names(live[i]) for i in used}
     said = {i: _said(live[i]) for i in used}
     # what each item says on its own, read once per item rather than once per pair it is in
-    words = {i: found - {name.lower() for name in names[i]} for i, found in zip(used, content_words([said[i] for i in used]))}
+    found = content_words([said[i] for i in used])
+    words = {i: content - {name.lower() for name in names[i]} for i, content in zip(used, found)}
     change = {i: bool(_CHANGE.search(said[i])) for i in used}
     question = {i: "?" in said[i] for i in used}
     first_person = {i: bool(_FIRST_PERSON.search(said[i])) for i in used}

@@ -23,7 +23,7 @@ sentence's cosine to the question (a long message states the fact in one sentenc
 passes only when that sentence has a word of change ("now", "new", "moved", "increased", "现在", …:
 ``text.says_change``), which an update usually has and a restatement or an aside usually has not;
 ``same_speaker``: it passes only a hit of its own speaker (the user updates what the user said; an
-assistant's echo of the question passes nothing). Measured in ``docs/results/consolidation-quality.md``.
+assistant's echo of the new value passes nothing). Measured in ``docs/results/consolidation-quality.md``.
 
 >>> from datetime import datetime
 >>> rule = SlotRecency(window=3, margin=0.1)
