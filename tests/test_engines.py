@@ -28,6 +28,22 @@ SWEEP = {
     "metrics": {"k": [1, 5, 10]},
     "sweep": {"consolidation.law_params.daily": [0.6, 0.9, 0.99]},
 }  # fmt: skip
+RUN = {**SWEEP, "sweep": {}, "metrics": {"answer_budgets": [64]}}  # one run of its settings, with answer-in-context
+
+
+@pytest.fixture(scope="module")
+def local_sweep(embedder, tmp_path_factory):
+    """The sweep on the local engine: what the sweeps in worker processes and on Ray must equal, point by point."""
+    config = ExperimentConfig.from_dict(SWEEP)
+    return run_sweep(config, results_dir=tmp_path_factory.mktemp("local"), embedder=embedder, progress=False,
+                     engine=LocalEngine())  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def local_run(embedder):
+    """One run of the sweep's settings (no sweep) on the local engine, with answer-in-context: what a run with its
+    conversations in worker processes and on Ray must equal."""
+    return run_experiment(ExperimentConfig.from_dict(RUN), results_dir=None, embedder=embedder, progress=False)
 
 
 @pytest.fixture(scope="module")
@@ -41,9 +57,8 @@ def ray_engine():
     ray.shutdown()
 
 
-def test_a_sweep_on_ray_equals_the_local_sweep_point_by_point(ray_engine, embedder, tmp_path):
-    config = ExperimentConfig.from_dict(SWEEP)
-    local = run_sweep(config, results_dir=tmp_path / "local", embedder=embedder, progress=False, engine=LocalEngine())
+def test_a_sweep_on_ray_equals_the_local_sweep_point_by_point(ray_engine, local_sweep, embedder, tmp_path):
+    config, local = ExperimentConfig.from_dict(SWEEP), local_sweep
     on_ray = run_sweep(config, results_dir=tmp_path / "ray", embedder=embedder, progress=False, engine=ray_engine)
     assert sorted(on_ray.points) == [0, 1, 2]
     for n, result in local.points.items():
@@ -55,9 +70,8 @@ def test_a_sweep_on_ray_equals_the_local_sweep_point_by_point(ray_engine, embedd
     assert recalls.iloc[0] < recalls.iloc[-1]  # the swept setting matters: the points are not all one run
 
 
-def test_a_run_with_its_conversations_on_ray_equals_the_local_run(ray_engine, embedder):
-    config = ExperimentConfig.from_dict({**SWEEP, "sweep": {}, "metrics": {"answer_budgets": [64]}})
-    local = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+def test_a_run_with_its_conversations_on_ray_equals_the_local_run(ray_engine, local_run, embedder):
+    config, local = ExperimentConfig.from_dict(RUN), local_run
     on_ray = run_experiment(config.with_values({"engine.name": "ray"}), results_dir=None, embedder=embedder,
                             progress=False)  # fmt: skip
     assert on_ray.metrics == local.metrics
@@ -74,9 +88,8 @@ def test_a_failed_ray_task_is_named_and_the_others_kept(ray_engine):
     assert isinstance(failed.value.__cause__, ValueError)
 
 
-def test_a_sweep_in_worker_processes_equals_the_local_sweep_point_by_point(embedder, tmp_path):
-    config = ExperimentConfig.from_dict(SWEEP)
-    local = run_sweep(config, results_dir=tmp_path / "local", embedder=embedder, progress=False, engine=LocalEngine())
+def test_a_sweep_in_worker_processes_equals_the_local_sweep_point_by_point(local_sweep, embedder, tmp_path):
+    config, local = ExperimentConfig.from_dict(SWEEP), local_sweep
     forked = run_sweep(config, results_dir=tmp_path / "forked", embedder=embedder, progress=False,
                        engine=ProcessEngine(num_cpus=2))  # fmt: skip
     assert sorted(forked.points) == [0, 1, 2]
@@ -89,9 +102,8 @@ def test_a_sweep_in_worker_processes_equals_the_local_sweep_point_by_point(embed
     assert local.summary["dense.turn.recall@10"].nunique() > 1  # the points differ: a mix-up would show
 
 
-def test_a_run_with_its_conversations_in_worker_processes_equals_the_local_run(embedder):
-    config = ExperimentConfig.from_dict({**SWEEP, "sweep": {}, "metrics": {"answer_budgets": [64]}})
-    local = run_experiment(config, results_dir=None, embedder=embedder, progress=False)
+def test_a_run_with_its_conversations_in_worker_processes_equals_the_local_run(local_run, embedder):
+    config, local = ExperimentConfig.from_dict(RUN), local_run
     forked = run_experiment(config.with_values({"engine.name": "processes", "engine.num_cpus": 2}), results_dir=None,
                             embedder=embedder, progress=False)  # fmt: skip
     assert forked.metrics == local.metrics
