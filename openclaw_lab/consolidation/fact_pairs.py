@@ -35,6 +35,7 @@ import json
 import re
 from collections import defaultdict
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -46,7 +47,7 @@ from openclaw_lab.retrieval.learned import content_words
 from openclaw_lab.retrieval.tokenize import resolve_stopwords
 
 __all__ = ["neighbour_pairs", "pair_features", "FactPairModel", "PairSupersession", "PAIR_FEATURES", "RELATIONS",
-           "DEFAULT_PAIR_MODEL", "PairMemo"]  # fmt: skip
+           "DEFAULT_PAIR_MODEL", "PairRows"]  # fmt: skip
 
 DEFAULT_PAIR_MODEL = Path(__file__).parent / "models" / "fact_pairs.json"
 FORMAT = "openclaw-lab/fact-pairs"
@@ -78,10 +79,10 @@ def _names(item: MemoryItem) -> frozenset[str]:
     return frozenset(name for name in subjects(item) if name.lower() not in _STOPWORDS)
 
 
-def _cosines(live: Sequence[MemoryItem]) -> np.ndarray:
-    matrix = np.vstack([item.embedding for item in live]).astype(np.float32)
-    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
-    return matrix @ matrix.T
+def _cosines(live: Sequence[MemoryItem], block: int = 2048) -> np.ndarray:
+    unit = _unit(live)
+    return np.vstack([_cosine_rows(unit, range(start, min(start + block, len(live))), range(len(live)))
+                      for start in range(0, len(live), block)])  # fmt: skip
 
 
 def neighbour_pairs(
@@ -154,10 +155,9 @@ def _rank_of(top: np.ndarray, rows: np.ndarray, columns: np.ndarray) -> np.ndarr
 
 
 def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, float]],
-                  cosine: np.ndarray | None = None, memo: PairMemo | None = None) -> np.ndarray:  # fmt: skip
+                  cosine: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
     """One row of ``PAIR_FEATURES`` per (older, newer, cosine) pair of ``live`` (oldest first); ``cosine``: their
-    cosine matrix, when the caller has it already; ``memo``: what each pair says on its own (every feature but
-    the two ranks), kept across calls so that a pair is read once (see ``FactPairModel.pairs``)."""
+    cosine matrix, when the caller has it already."""
     if not pairs:
         return np.zeros((0, len(PAIR_FEATURES)))
     cosine = _cosines(live) if cosine is None else cosine
@@ -166,32 +166,141 @@ def pair_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int, fl
     for holders in _by_name(live).values():
         shares_name[np.ix_(holders, holders)] = True
     newer_of, older_of = np.array([b for _, b, _ in pairs]), np.array([a for a, _, _ in pairs])
-    # each older item's rank among the newer one's older neighbours, and among those that share a name with it:
-    # the only features that change as memories come and go, so the only ones read again at every call
     older_rank = _rank_of(_top(cosine, older, _FAR), newer_of, older_of)
     subject_rank = _rank_of(_top(cosine, older & shares_name, _FAR), newer_of, older_of)
-    memo = PairMemo() if memo is None else memo
-    keys = memo.keys(live)
-    unread = [(a, b) for a, b, _ in pairs if (keys[a], keys[b]) not in memo.rows]
-    memo.rows.update(zip(((keys[a], keys[b]) for a, b in unread), _own_features(live, unread)))
-    own = np.asarray([memo.rows[keys[a], keys[b]] for a, b, _ in pairs], dtype=float)
+    own = np.asarray(_own_features(live, [(a, b) for a, b, _ in pairs]), dtype=float)
     return np.column_stack([[c for _, _, c in pairs], np.log1p(older_rank), np.log1p(subject_rank), own])
 
 
-class PairMemo:
-    """What pairs of memories say on their own (every feature but the ranks), by pair, read once: a replay asks
-    about the same pairs at every consolidation run. A memory is known by its id, time, words and speaker (a
-    merge rewrites the words under the same id); each gets a number, so that a pair's key is two ints."""
+@dataclass(frozen=True)
+class _Row:
+    """One newer memory's candidate pairs: its older partners (by key) and their feature rows, with what
+    they were read from: the older memories in its ranks or paired with it (``depends``), the cosine an
+    arriving older memory must reach to enter its ranks (``floor``), and its names."""
 
-    def __init__(self, limit: int = 1_000_000) -> None:
-        self.limit, self.numbers, self.rows = limit, {}, {}
+    partners: np.ndarray
+    features: np.ndarray
+    depends: frozenset[int]
+    floor: float
+    names: frozenset[str]
 
-    def keys(self, live: Sequence[MemoryItem]) -> list[int]:
-        if len(self.rows) > self.limit:  # started again rather than grown without end
-            self.numbers.clear()
-            self.rows.clear()
-        return [self.numbers.setdefault((item.id, item.created_at, item.content, item.metadata.get("speaker")),
-                                        len(self.numbers)) for item in live]  # fmt: skip
+
+class PairRows:
+    """Each memory's row of candidate pairs (it is the newer one) and their features, kept from call to call:
+    a replay asks at every consolidation run, and most rows are as they were. A row is read again only when
+    its memory is new (or rewritten: a memory is known by its id, time, words, speaker and vector), when an
+    older memory it was read from left, or when an arriving older one names one of its subjects or is close
+    enough to enter its ranks. So a run reads the memories that arrived since the last one and the rows a mark or a
+    merge touched, not every pair again. The rows equal a fresh reading's: cosines are summed in float64 and
+    rounded to float32, so the order in which a block of rows is multiplied leaves no trace."""
+
+    def __init__(self, k: int, min_similarity: float, limit: int = 1_000_000) -> None:
+        self.k, self.min_similarity, self.limit = k, min_similarity, limit
+        self.numbers: dict[tuple, int] = {}  # a memory's key -> its number
+        self.own: dict[tuple[int, int], tuple] = {}  # what a pair says on its own, by (older, newer) number
+        self.rows: dict[int, _Row] = {}
+        self.held: set[int] = set()  # the numbers of the last call's memories
+
+    def read(self, items: Sequence[MemoryItem]) -> tuple[list[MemoryItem], list[tuple[int, int, float]], np.ndarray]:
+        """``neighbour_pairs``'s live items and pairs, and their ``PAIR_FEATURES`` rows."""
+        if self.k < 0:
+            raise ValueError(f"k: {self.k!r} must be >= 0")
+        live = sorted((i for i in items if i.embedding is not None and SUPERSEDED_BY not in i.metadata),
+                      key=lambda item: (item.created_at, item.id))  # fmt: skip
+        if len(live) < 2:
+            return live, [], np.zeros((0, len(PAIR_FEATURES)))
+        if len(self.own) > self.limit:  # started again rather than grown without end (the rows keep theirs)
+            self.own.clear()
+        unit = _unit(live)
+        keys = [(item.id, item.created_at, item.content, item.metadata.get("speaker"), vector.tobytes())
+                for item, vector in zip(live, unit)]  # fmt: skip
+        numbers = [self.numbers.setdefault(key, len(self.numbers)) for key in keys]
+        names = [_names(item) for item in live]
+        self._forget(numbers, unit, names)
+        todo = [n for n, number in enumerate(numbers) if n and number not in self.rows]
+        for start in range(0, len(todo), 256):
+            self._read_rows(live, numbers, unit, names, todo[start : start + 256])
+        return live, *self._pairs(numbers)
+
+    def _forget(self, numbers: list[int], unit: np.ndarray, names: list[frozenset[str]]) -> None:
+        """Drop the rows that a memory's leaving or arriving may have changed."""
+        now = set(numbers)
+        gone, came = self.held - now, now - self.held
+        self.held = now
+        touched = [number for number, row in self.rows.items() if number in gone or not row.depends.isdisjoint(gone)]
+        for number in touched:
+            del self.rows[number]
+        arrived = [n for n, number in enumerate(numbers) if number in came]
+        for n in range(min(arrived, default=len(numbers)) + 1, len(numbers)):  # rows with an older arrival
+            row, older = self.rows.get(numbers[n]), [a for a in arrived if a < n]
+            if row is not None and (any(names[a] & row.names for a in older)
+                                    or (_cosine_rows(unit, [n], older) >= row.floor).any()):  # fmt: skip
+                del self.rows[numbers[n]]
+
+    def _read_rows(self, live: Sequence[MemoryItem], numbers: list[int], unit: np.ndarray,
+                   names: list[frozenset[str]], rows: list[int]) -> None:  # fmt: skip
+        width = rows[-1]
+        cosine = _cosine_rows(unit, rows, range(width))
+        older = np.arange(width)[None, :] < np.asarray(rows)[:, None]
+        holders: dict[str, list[int]] = defaultdict(list)
+        for index, found in enumerate(names[:width]):
+            for name in found:
+                holders[name].append(index)
+        shares_name = np.zeros_like(older)
+        for r, n in enumerate(rows):
+            for name in names[n]:
+                shares_name[r, holders[name]] = True
+        ranked, by_subject = _top(cosine, older, max(self.k, _FAR)), _top(cosine, older & shares_name, _FAR)
+        named = older & shares_name & (cosine >= self.min_similarity)
+        partners = [np.union1d(ranked[r, : min(self.k, n)], np.flatnonzero(named[r])) for r, n in enumerate(rows)]
+        row_of = np.concatenate([np.full(found.size, r) for r, found in enumerate(partners)])
+        older_of = np.concatenate(partners).astype(np.int64)
+        older_rank, subject_rank = _rank_of(ranked[:, :_FAR], row_of, older_of), _rank_of(by_subject, row_of, older_of)
+        pairs = [(numbers[a], numbers[rows[r]]) for r, a in zip(row_of.tolist(), older_of.tolist())]
+        unread = [(a, rows[r]) for key, r, a in zip(pairs, row_of.tolist(), older_of.tolist()) if key not in self.own]
+        self.own.update(zip(((numbers[a], numbers[b]) for a, b in unread), _own_features(live, unread)))
+        own = np.asarray([self.own[key] for key in pairs], dtype=float).reshape(len(pairs), len(PAIR_FEATURES) - 3)
+        features = np.column_stack([cosine[row_of, older_of], np.log1p(older_rank), np.log1p(subject_rank), own])
+        shares = shares_name[row_of, older_of]
+        number = np.asarray(numbers, dtype=np.int64)
+        for r, n in enumerate(rows):
+            mine = row_of == r
+            # what the row was read from: each list down to its deepest partner (all of it when one is past it)
+            deep = min(int(older_rank[mine].max(initial=0)), ranked.shape[1] - 1)
+            deep_subject = int(subject_rank[mine & shares].max(initial=-1))
+            ranks = ranked[r, : deep + 1]
+            read = np.concatenate([ranks, by_subject[r, : deep_subject + 1], older_of[mine]])
+            self.rows[numbers[n]] = _Row(
+                partners=number[older_of[mine]], features=features[mine],
+                depends=frozenset(number[read[read >= 0]].tolist()),
+                floor=float(cosine[r, ranks[-1]]) if n >= self.k and ranks[-1] >= 0 else -np.inf, names=names[n],
+            )  # fmt: skip
+
+    def _pairs(self, numbers: list[int]) -> tuple[list[tuple[int, int, float]], np.ndarray]:
+        rows = [(n, self.rows[number]) for n, number in enumerate(numbers) if n and self.rows[number].partners.size]
+        if not rows:
+            return [], np.zeros((0, len(PAIR_FEATURES)))
+        position = np.full(len(self.numbers), -1, dtype=np.int64)
+        position[numbers] = np.arange(len(numbers))
+        newer = np.concatenate([np.full(row.partners.size, n) for n, row in rows])
+        older = position[np.concatenate([row.partners for _, row in rows])]
+        features = np.vstack([row.features for _, row in rows])
+        order = np.lexsort((newer, older))  # by older, then newer: the order of ``neighbour_pairs``
+        pairs = list(zip(older[order].tolist(), newer[order].tolist(), features[order, 0].tolist()))
+        return pairs, features[order]
+
+
+def _unit(live: Sequence[MemoryItem]) -> np.ndarray:
+    matrix = np.vstack([item.embedding for item in live]).astype(np.float32)
+    matrix /= np.maximum(np.linalg.norm(matrix, axis=1, keepdims=True), 1e-12)
+    return matrix
+
+
+def _cosine_rows(unit: np.ndarray, rows: Sequence[int], columns: Sequence[int]) -> np.ndarray:
+    """The cosines of ``rows`` with ``columns``, summed in float64 and rounded to float32: equal whichever rows
+    are read together (a float32 product's last bits depend on the block it was computed in)."""
+    rows_, columns_ = np.asarray(rows, dtype=np.int64), np.asarray(columns, dtype=np.int64)
+    return (unit[rows_].astype(np.float64) @ unit[columns_].astype(np.float64).T).astype(np.float32)
 
 
 def _own_features(live: Sequence[MemoryItem], pairs: Sequence[tuple[int, int]]) -> list[tuple]:
@@ -235,17 +344,19 @@ class FactPairModel:
         self.layers = [(np.asarray(w), np.asarray(b)) for w, b in zip(model["weights"], model["biases"])]
         self.k, self.min_similarity = int(model["k"]), float(model["min_similarity"])
         self.provenance: dict[str, Any] = model.get("provenance", {})
-        self.memo = PairMemo()
+        self.rows: dict[frozenset, PairRows] = {}
 
     def pairs(self, items: Sequence[MemoryItem]) -> tuple[list[MemoryItem], list[tuple[int, int, float]], np.ndarray]:
         """The candidate pairs of ``items`` (the model's own ``k`` and ``min_similarity``) and their probabilities.
 
-        A replay asks again at every consolidation run, mostly about pairs it asked about before: what a pair
-        says on its own is read once (``PairMemo``); only the ranks are read anew. The probabilities are those
-        of a model without the memo, to the last bit.
+        A replay asks again at every consolidation run, mostly about rows it read before: ``PairRows`` reads
+        only what changed since the last call. The probabilities are those of a model without that memory,
+        to the last bit.
         """
-        live, pairs, cosine = _neighbours(items, self.k, self.min_similarity)
-        return live, pairs, self.probabilities(pair_features(live, pairs, cosine, self.memo))
+        tiers = frozenset(item.tier for item in items)  # each tier's memories change from run to run on their own
+        rows = self.rows.setdefault(tiers, PairRows(self.k, self.min_similarity))
+        live, pairs, features = rows.read(items)
+        return live, pairs, self.probabilities(features)
 
     def probabilities(self, x: np.ndarray) -> np.ndarray:
         """One row of ``RELATIONS`` probabilities per feature row (a ReLU layer, then softmax)."""

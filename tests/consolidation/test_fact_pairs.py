@@ -14,7 +14,8 @@ from hypothesis import strategies as st
 from openclaw_lab.consolidation import SUPERSEDED_BY
 from openclaw_lab.consolidation.consolidate import FROM, SOURCE_COUNTS
 from openclaw_lab.consolidation.fact_pairs import (
-    _FAR, PAIR_FEATURES, RELATIONS, FactPairModel, PairSupersession, _rank_of, _top, neighbour_pairs, pair_features,
+    _FAR, PAIR_FEATURES, RELATIONS, FactPairModel, PairRows, PairSupersession, _rank_of, _top, neighbour_pairs,
+    pair_features,
 )  # fmt: skip
 from openclaw_lab.consolidation.merge import MERGED_FROM, RestatementMerge, absorb
 from openclaw_lab.datasets import generate
@@ -72,22 +73,69 @@ def test_the_partial_sort_orders_as_a_full_stable_sort_ties_included(rows, depth
                           np.where(allowed, np.minimum(ranks, _FAR), _FAR)[r, c])
 
 
-def test_a_model_that_remembers_pairs_judges_as_a_fresh_one_as_memories_come_change_and_go():
-    rng = np.random.default_rng(3)
-    names = ["Ana", "Rui", "Marta", "Porto", "Lyon"]
-    verbs = ["now live", "like", "left"]
-    items = [MemoryItem.new(f"user: {names[n % 5]} and {names[n * 7 % 5]} {verbs[n % 3]} there {n % 4}",
-                            now=T0 + timedelta(hours=n), id=f"m{n}", metadata={"speaker": "user"},
-                            embedding=np.round(rng.normal(size=8), 1))  # rounded: ties among cosines
-             for n in range(120)]  # fmt: skip
-    remembering = FactPairModel()
-    rewritten = [items[0].replace(content="user: Ana moved to Lyon"), *items[1:]]  # a merge rewrites words, same id
-    for held in (items[:40], items[:80], items[:80:2], rewritten):
-        live, pairs, chances = remembering.pairs(held)
-        fresh_live, fresh_pairs, fresh_chances = FactPairModel().pairs(held)
-        assert [i.id for i in live] == [i.id for i in fresh_live] and pairs == fresh_pairs
-        assert np.array_equal(chances, fresh_chances)  # to the last bit
-    assert len(remembering.memo.rows) > len(pairs)  # pairs of earlier calls were kept
+def _memories(count, seed, dims=8):
+    rng = np.random.default_rng(seed)
+    names, verbs = ["Ana", "Rui", "Marta", "Porto", "Lyon"], ["now live", "like", "left"]
+    return [MemoryItem.new(f"user: {names[n % 5]} and {names[n * 7 % 5]} {verbs[n % 3]} there {n % 4}",
+                           now=T0 + timedelta(hours=n), id=f"m{n}", metadata={"speaker": "user"},
+                           embedding=np.round(rng.normal(size=dims), 1))  # rounded: ties among cosines
+            for n in range(count)]  # fmt: skip
+
+
+def _fresh(held, model=FactPairModel()):
+    live, pairs = neighbour_pairs(held, model.k, model.min_similarity)
+    return [item.id for item in live], pairs, pair_features(live, pairs)
+
+
+# what a consolidation run does to the memories between two calls
+CHANGES = st.lists(st.tuples(st.sampled_from(["arrive", "arrive_older", "leave", "mark", "rewrite"]),
+                             st.integers(0, 10_000)), min_size=1, max_size=6)  # fmt: skip
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(CHANGES, min_size=1, max_size=4), st.integers(0, 2**32 - 1))
+def test_rows_kept_from_call_to_call_equal_a_fresh_reading_as_memories_come_change_and_go(calls, seed):
+    # past _FAR older memories a row's ranks are cut, and an arriving older memory must reach its floor
+    pool = _memories(_FAR + 90, seed)
+    held, waiting = pool[:_FAR + 30], pool[_FAR + 30:]
+    rows = PairRows(FactPairModel().k, FactPairModel().min_similarity)
+    for changes in calls:
+        for change, pick in changes:
+            if change.startswith("arrive") and waiting:
+                item = waiting.pop(pick % len(waiting))
+                if change == "arrive_older":  # arriving late with an early time: it is older than most rows
+                    item = item.replace(created_at=T0 + timedelta(minutes=pick % 600), last_accessed=T0)
+                held.append(item)
+            elif change == "leave":
+                held.pop(pick % len(held))
+            elif change == "mark":
+                n = pick % len(held)
+                held[n] = held[n].replace(metadata={**held[n].metadata, SUPERSEDED_BY: "x"})
+            else:  # a merge rewrites words and embedding under the same id
+                n = pick % len(held)
+                held[n] = held[n].replace(content=f"user: Ana moved to Lyon {pick}", embedding=-held[n].embedding)
+        live, pairs, features = rows.read(held)
+        ids, fresh_pairs, fresh_features = _fresh(held)
+        assert [item.id for item in live] == ids and pairs == fresh_pairs
+        assert np.array_equal(features, fresh_features)  # to the last bit
+
+
+def test_a_call_after_new_memories_reads_their_rows_and_keeps_the_others():
+    items = _memories(120, seed=3)
+    model = FactPairModel()
+    model.pairs(items[:100])
+    (rows,) = model.rows.values()
+    kept = dict(rows.rows)
+    live, pairs, chances = model.pairs(items)  # 20 newer memories arrive
+    assert all(rows.rows[number] is row for number, row in kept.items())  # not read again
+    fresh_live, fresh_pairs, fresh_chances = FactPairModel().pairs(items)
+    assert pairs == fresh_pairs and np.array_equal(chances, fresh_chances)
+    marked = [items[0].replace(metadata={**items[0].metadata, SUPERSEDED_BY: "m99"}), *items[1:]]
+    live, pairs, chances = model.pairs(marked)  # the rows whose ranks or pairs held it are read again
+    again = sum(rows.rows.get(number) is not row for number, row in kept.items())
+    assert 0 < again < len(kept)
+    fresh_live, fresh_pairs, fresh_chances = FactPairModel().pairs(marked)
+    assert pairs == fresh_pairs and np.array_equal(chances, fresh_chances)
 
 
 def test_absorb_keeps_every_source_the_newest_words_and_time_and_the_semantic_provenance():
