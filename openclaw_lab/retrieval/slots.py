@@ -92,10 +92,11 @@ class SlotRecency:
             if not isinstance(getattr(self, name), bool):
                 raise ValueError(f"{name}: {getattr(self, name)!r} must be true or false")
 
-    def window_ids(self, ranked: Sequence[str], hits: Mapping[str, float]) -> list[str]:
-        """The first ``window`` of ``ranked``, less any tied in score with the first hit below the window: which
+    def window_ids(self, hits: Mapping[str, float]) -> list[str]:
+        """The best ``window`` hits (ties by id), less any tied in score with the first hit below the window: which
         of tied hits a ranking keeps is its tie-break's choice, and reordering must not change the top's set."""
-        head = list(ranked[: self.window])
+        ranked = sorted(hits, key=lambda i: (-hits[i], i))
+        head = ranked[: self.window]
         if len(ranked) > self.window:
             head = [i for i in head if hits[i] > hits[ranked[self.window]]]
         return head
@@ -108,10 +109,9 @@ class SlotRecency:
 
     def reorder(self, hits: Mapping[str, float], said: Mapping[str, Said]) -> dict[str, float]:
         """``hits`` (id -> score, higher is better) with the window's scores handed out in the new order;
-        ``said``: what the rule reads of each hit (at least of the top ``window``)."""
-        ranked = sorted(hits, key=lambda i: (-hits[i], i))
+        ``said``: what the rule reads of each hit (at least of ``window_ids``)."""
         order: list[str] = []
-        for hit in self.window_ids(ranked, hits):  # each goes right above the highest hit it passes, if any
+        for hit in self.window_ids(hits):  # each goes right above the highest hit it passes, if any
             passes = (n for n, other in enumerate(order) if self.passes(said[hit], said[other]))
             order.insert(next(passes, len(order)), hit)
         out = dict(hits)
@@ -165,12 +165,13 @@ class SlotResolved:
         run = search_batch(self.base, queries, max(k, self.rule.window), filters)
         asked = [qid for qid in queries if run.get(qid)]
         vectors = _unit(self.embedder.encode([queries[qid] for qid in asked])) if asked else []
+        heads = {qid: self.rule.window_ids(run[qid]) for qid in asked}  # all the rule reads
         if self.unit == "sentence":
-            self._read_sentences({i for qid in asked for i in run[qid]})
+            self._read_sentences({i for head in heads.values() for i in head})
         out: RunDict = {qid: {} for qid in queries}
         for qid, vector in zip(asked, vectors):
             hits = run[qid]
-            reordered = self.rule.reorder(hits, {i: self._said(i, vector) for i in hits})
+            reordered = self.rule.reorder(hits, {i: self._said(i, vector) for i in heads[qid]})
             out[qid] = dict(sorted(reordered.items(), key=lambda pair: (-pair[1], pair[0]))[:k])
         return out
 
