@@ -230,11 +230,12 @@ class PairRows:
         touched = [number for number, row in self.rows.items() if number in gone or not row.depends.isdisjoint(gone)]
         for number in touched:
             del self.rows[number]
-        arrived = [n for n, number in enumerate(numbers) if number in came]
-        for n in range(min(arrived, default=len(numbers)) + 1, len(numbers)):  # rows with an older arrival
-            row, older = self.rows.get(numbers[n]), [a for a in arrived if a < n]
-            if row is not None and (any(names[a] & row.names for a in older)
-                                    or (_cosine_rows(unit, [n], older) >= row.floor).any()):  # fmt: skip
+        arrived = np.asarray([n for n, number in enumerate(numbers) if number in came], dtype=np.int64)
+        later = [n for n in range(arrived.min(initial=len(numbers)) + 1, len(numbers)) if numbers[n] in self.rows]
+        cosine = _cosine_rows(unit, later, arrived) if later else None  # rows with an older arrival
+        for r, n in enumerate(later):
+            row, older = self.rows[numbers[n]], arrived < n
+            if any(names[a] & row.names for a in arrived[older].tolist()) or (cosine[r, older] >= row.floor).any():
                 del self.rows[numbers[n]]
 
     def _read_rows(self, live: Sequence[MemoryItem], numbers: list[int], unit: np.ndarray,
