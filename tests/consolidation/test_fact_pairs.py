@@ -73,6 +73,9 @@ def test_the_partial_sort_orders_as_a_full_stable_sort_ties_included(rows, depth
                           np.where(allowed, np.minimum(ranks, _FAR), _FAR)[r, c])
 
 
+SHIPPED = FactPairModel()  # its k and min_similarity
+
+
 def _memories(count, seed, dims=8):
     rng = np.random.default_rng(seed)
     names, verbs = ["Ana", "Rui", "Marta", "Porto", "Lyon"], ["now live", "like", "left"]
@@ -82,8 +85,8 @@ def _memories(count, seed, dims=8):
             for n in range(count)]  # fmt: skip
 
 
-def _fresh(held, model=FactPairModel()):
-    live, pairs = neighbour_pairs(held, model.k, model.min_similarity)
+def _fresh(held):
+    live, pairs = neighbour_pairs(held, SHIPPED.k, SHIPPED.min_similarity)
     return [item.id for item in live], pairs, pair_features(live, pairs)
 
 
@@ -98,7 +101,7 @@ def test_rows_kept_from_call_to_call_equal_a_fresh_reading_as_memories_come_chan
     # past _FAR older memories a row's ranks are cut, and an arriving older memory must reach its floor
     pool = _memories(_FAR + 90, seed)
     held, waiting = pool[:_FAR + 30], pool[_FAR + 30:]
-    rows = PairRows(FactPairModel().k, FactPairModel().min_similarity)
+    rows = PairRows(SHIPPED.k, SHIPPED.min_similarity)
     for changes in calls:
         for change, pick in changes:
             if change.startswith("arrive") and waiting:
